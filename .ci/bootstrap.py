@@ -1,0 +1,45 @@
+"""Create the project's virtualenv and install sqsqueue with the extras asked for.
+
+Used by ``python3 tests`` and ``python3 examples`` so that both work on a fresh
+machine that has only Python 3.11+ (and Java, for Spark). The install is
+skipped when ``pyproject.toml`` and the extras have not changed since the last
+one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv"))
+
+
+def ensure_venv(extras: str) -> Path:
+    """Return the venv's python, creating and installing it when needed."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"[bootstrap] creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    stamp = VENV / f".sqsqueue-installed-{extras.replace(',', '-')}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    if not stamp.exists() or stamp.read_text() != digest:
+        print(f"[bootstrap] installing sqsqueue[{extras}] into {VENV}", flush=True)
+        pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+        subprocess.run([*pip, "--upgrade", "pip"], check=True)
+        subprocess.run([*pip, "-e", f"{ROOT}[{extras}]"], check=True)
+        stamp.write_text(digest)
+    return python
+
+
+def run(cmd: list[str]) -> int:
+    print(f"[run] {' '.join(cmd)}", flush=True)
+    return subprocess.run(cmd, cwd=ROOT, check=False).returncode
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "dev"))

@@ -1,0 +1,41 @@
+"""sqsqueue: Amazon SQS semantics, in process.
+
+>>> from sqsqueue import Queue, ManualClock
+>>> q = Queue("jobs", clock=ManualClock(start=1_700_000_000.0))
+>>> q.send("hello").md5_of_body
+'5d41402abc4b2a76b9719d911017c592'
+"""
+
+from sqsqueue import errors
+from sqsqueue._clock import Clock, ManualClock, SystemClock
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._message import (
+    BatchFailure,
+    BatchResult,
+    ChangeVisibilityEntry,
+    DeleteEntry,
+    Message,
+    MessageAttributeValue,
+    SendEntry,
+    SendResult,
+)
+from sqsqueue._standard import Queue
+
+__all__ = [
+    "BatchFailure",
+    "BatchResult",
+    "ChangeVisibilityEntry",
+    "Clock",
+    "DeleteEntry",
+    "FifoQueue",
+    "ManualClock",
+    "Message",
+    "MessageAttributeValue",
+    "Queue",
+    "SendEntry",
+    "SendResult",
+    "SystemClock",
+    "errors",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,446 @@
+"""The FIFO queue: message groups, strict per-group order, deduplication.
+
+Structure (``sqs-behaviour.md`` section 9):
+
+* Each message group is a chain in send order, split in two: ``received``,
+  the prefix of messages received at least once (each in flight or visible
+  again), in an ``OrderedDict`` so a delete anywhere is O(1); and ``fresh``, the
+  never-received suffix, in a ``deque``. Receives always take a group's chain
+  from its head, so received messages are always a prefix.
+* A group's *receivable prefix* is the leading run of received messages that
+  are visible again, followed (only if every received message is visible) by
+  the fresh messages whose queue delay has ended. The first in-flight message
+  stops it: that is the group lock, and it reproduces every case AWS was
+  observed to show (section 9): a group with a received message in flight
+  returns nothing; extending the visibility of the message at position p keeps
+  p and everything after it hidden while earlier ones return; terminating the
+  head's visibility returns it at once; deleting every received message
+  unlocks the group; sending to a locked group does not unlock it.
+* Two sorted indexes of groups by the time their head becomes receivable: one
+  for groups whose head was received (keyed by its visibility deadline), one
+  for groups whose head is fresh (keyed by its enqueue time: the queue delay is
+  added when comparing, so changing DelaySeconds applies to stored messages at
+  once, as AWS does for FIFO queues).
+
+A receive walks the groups whose head is receivable, oldest first, taking each
+group's receivable prefix until it has ``max_messages``: O(log g + k) for g
+groups. Delete and change visibility are O(log n).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import random as _random
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Mapping, Sequence
+from operator import attrgetter
+
+from sortedcontainers import SortedKeyList
+
+from sqsqueue import _limits as L
+from sqsqueue import _validate
+from sqsqueue._clock import Clock
+from sqsqueue._lifecycle import _BaseQueue, _Prepared
+from sqsqueue._message import SEQ_BITS, SEQ_MASK, Message, SendResult, _Record
+from sqsqueue._standard import system_attributes_md5
+from sqsqueue.errors import InvalidParameterValue, MissingParameter, SQSError
+
+__all__ = ["FifoQueue"]
+
+_KEY = attrgetter("key")
+_NOWHERE, _BY_VISIBILITY, _BY_ENQUEUE = 0, 1, 2
+
+_MISSING_GROUP = "The request must contain the parameter MessageGroupId."
+_MISSING_DEDUP = (
+    "The queue should either have ContentBasedDeduplication enabled or "
+    "MessageDeduplicationId provided explicitly"
+)
+#: Sequence numbers are 20-digit decimals like AWS's (section 4): a large base,
+#: the per-queue counter in the high bits and 16 random low bits, so they are
+#: strictly increasing and not consecutive.
+_SEQUENCE_BASE = 18_000_000_000_000_000_000
+
+
+class _Group:
+    """One message group's chain (see the module docstring)."""
+
+    __slots__ = ("fresh", "id", "key", "received", "where")
+
+    def __init__(self, group_id: str) -> None:
+        self.id = group_id
+        self.received: OrderedDict[int, _Record] = OrderedDict()
+        self.fresh: deque[_Record] = deque()
+        self.key = 0
+        self.where = _NOWHERE
+
+    def __repr__(self) -> str:
+        return f"_Group({self.id!r}, received={len(self.received)}, fresh={len(self.fresh)})"
+
+
+class _Attempt:
+    """A remembered ReceiveRequestAttemptId (section 9)."""
+
+    __slots__ = ("expires", "handles", "items")
+
+    def __init__(self, expires: int, items: list[tuple[int, int, int]], handles: list[str]) -> None:
+        self.expires = expires
+        self.items = items  # (seq, receipt number, vkey) per message
+        self.handles = handles
+
+
+class _DedupEntry:
+    __slots__ = ("expires", "message_id", "sequence_number")
+
+    def __init__(self, expires: int, message_id: str, sequence_number: int) -> None:
+        self.expires = expires
+        self.message_id = message_id
+        self.sequence_number = sequence_number
+
+
+class FifoQueue(_BaseQueue):
+    """An Amazon SQS FIFO queue, in process.
+
+    >>> from sqsqueue import ManualClock
+    >>> q = FifoQueue("orders.fifo", clock=ManualClock(), content_based_deduplication=True)
+    >>> _ = q.send("a", group_id="g1"); _ = q.send("b", group_id="g1")
+    >>> [m.body for m in q.receive(10)]
+    ['a', 'b']
+
+    Same operations as :class:`Queue`; ``send`` takes ``group_id`` (required)
+    and ``deduplication_id``; ``receive`` takes ``receive_request_attempt_id``.
+    """
+
+    FIFO = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        clock: Clock | None = None,
+        content_based_deduplication: bool | None = None,
+        deduplication_scope: str | None = None,
+        fifo_throughput_limit: str | None = None,
+        visibility_timeout: int | None = None,
+        delay_seconds: int | None = None,
+        message_retention_period: int | None = None,
+        maximum_message_size: int | None = None,
+        receive_message_wait_time_seconds: int | None = None,
+        attributes: Mapping[str, object] | None = None,
+        random: _random.Random | None = None,
+        region: str = "us-east-1",
+        account_id: str = "000000000000",
+        _lock: threading.RLock | None = None,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(
+            name,
+            clock=clock,
+            attributes=attributes,
+            random=random,
+            region=region,
+            account_id=account_id,
+            _lock=_lock,
+            content_based_deduplication=content_based_deduplication,
+            deduplication_scope=deduplication_scope,
+            fifo_throughput_limit=fifo_throughput_limit,
+            visibility_timeout=visibility_timeout,
+            delay_seconds=delay_seconds,
+            message_retention_period=message_retention_period,
+            maximum_message_size=maximum_message_size,
+            receive_message_wait_time_seconds=receive_message_wait_time_seconds,
+            **kwargs,
+        )
+
+    # -- structures -------------------------------------------------------------
+
+    def _reset_policy(self) -> None:
+        self._groups: dict[str, _Group] = {}
+        self._heads_visibility: SortedKeyList = SortedKeyList(key=_KEY)
+        self._heads_enqueue: SortedKeyList = SortedKeyList(key=_KEY)
+        # Deduplication window: entries in insertion order = expiry order.
+        self._dedup: dict[object, _DedupEntry] = {}
+        self._dedup_order: deque[tuple[object, _DedupEntry]] = deque()
+        self._attempts: dict[str, _Attempt] = {}
+        self._attempt_order: deque[tuple[str, _Attempt]] = deque()
+
+    def _delay_us(self) -> int:
+        return self._delay_s * L.US
+
+    def _fresh_bound(self, now: int) -> int:
+        # A fresh FIFO record's vkey is its enqueue time; the queue delay is
+        # applied here, so a DelaySeconds change is retroactive (section 9).
+        return ((now - self._delay_us()) << SEQ_BITS) | SEQ_MASK
+
+    def _reindex(self, group: _Group) -> None:
+        """Keep ``group`` in the right head index under the right key. O(log g)."""
+        if group.received:
+            where, key = _BY_VISIBILITY, next(iter(group.received.values())).vkey
+        elif group.fresh:
+            where, key = _BY_ENQUEUE, group.fresh[0].vkey
+        else:
+            where, key = _NOWHERE, 0
+        if where == group.where and key == group.key:
+            return
+        if group.where == _BY_VISIBILITY:
+            self._heads_visibility.remove(group)
+        elif group.where == _BY_ENQUEUE:
+            self._heads_enqueue.remove(group)
+        group.where, group.key = where, key
+        if where == _BY_VISIBILITY:
+            self._heads_visibility.add(group)
+        elif where == _BY_ENQUEUE:
+            self._heads_enqueue.add(group)
+        else:
+            del self._groups[group.id]
+
+    def _link(self, rec: _Record) -> None:
+        gid = rec.group_id
+        assert gid is not None
+        group = self._groups.get(gid)
+        if group is None:
+            group = self._groups[gid] = _Group(gid)
+        rec.group = group
+        group.fresh.append(rec)
+        if group.where == _NOWHERE:
+            self._reindex(group)
+
+    def _unlink(self, rec: _Record) -> None:
+        group = rec.group
+        assert group is not None
+        if rec.receive_count == 0:
+            if group.fresh[0] is rec:
+                group.fresh.popleft()
+            else:  # pragma: no cover - expiry removes the oldest, which is a head
+                group.fresh.remove(rec)
+        else:
+            del group.received[rec.skey & SEQ_MASK]
+        self._reindex(group)
+
+    def _moved(self, rec: _Record, was_fresh: bool) -> None:
+        group = rec.group
+        assert group is not None
+        if was_fresh:
+            assert group.fresh[0] is rec
+            group.fresh.popleft()
+            group.received[rec.skey & SEQ_MASK] = rec
+        self._reindex(group)
+
+    # -- selection ----------------------------------------------------------------
+
+    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+        vis_bound = (now << SEQ_BITS) | SEQ_MASK
+        fresh_bound = self._fresh_bound(now)
+        shift = self._delay_us() << SEQ_BITS
+        groups = heapq.merge(
+            self._heads_visibility.irange_key(max_key=vis_bound),
+            self._heads_enqueue.irange_key(max_key=fresh_bound),
+            key=lambda g: g.key if g.where == _BY_VISIBILITY else g.key + shift,
+        )
+        threshold = self._max_receive_count if self._dead_letter is not None else 0
+        deliver: list[_Record] = []
+        dead: list[_Record] = []
+        for group in groups:
+            # "Amazon SQS first attempts to return as many messages with the same
+            # message group ID as possible" (section 9).
+            locked = False
+            for rec in group.received.values():
+                if rec.vkey > vis_bound:
+                    locked = True  # in flight: the rest of the group waits
+                    break
+                if threshold and rec.receive_count >= threshold:
+                    dead.append(rec)  # moved; the group goes on (section 9)
+                    continue
+                deliver.append(rec)
+                if len(deliver) == limit:
+                    return deliver, dead
+            if locked:
+                continue
+            for rec in group.fresh:
+                if rec.vkey > fresh_bound:
+                    break
+                deliver.append(rec)
+                if len(deliver) == limit:
+                    return deliver, dead
+        return deliver, dead
+
+    def _next_due(self, now: int) -> int | None:
+        due = None
+        vis_bound = (now << SEQ_BITS) | SEQ_MASK
+        index = self._heads_visibility
+        i = index.bisect_key_right(vis_bound)
+        if i < len(index):
+            due = index[i].key >> SEQ_BITS
+        index = self._heads_enqueue
+        i = index.bisect_key_right(self._fresh_bound(now))
+        if i < len(index):
+            t = (index[i].key >> SEQ_BITS) + self._delay_us()
+            due = t if due is None else min(due, t)
+        return due
+
+    def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
+        # FIFO: no error at the in-flight limit (section 4).
+        return []
+
+    def _after_delete(self, rec: _Record, now: int) -> None:
+        pass  # _unlink already re-indexed the group: a freed head is receivable now
+
+    # -- send ---------------------------------------------------------------------
+
+    def _check_ids(
+        self, delay: int | None, group_id: object, deduplication_id: object
+    ) -> tuple[str | None, str | None]:
+        if delay:
+            raise InvalidParameterValue(
+                f"Value {delay} for parameter DelaySeconds is invalid. Reason: The request "
+                "include parameter that is not valid for this queue type."
+            )
+        if group_id is None:
+            raise MissingParameter(_MISSING_GROUP)
+        group = _validate.fifo_id("MessageGroupId", group_id)
+        if deduplication_id is None:
+            if not self._values["ContentBasedDeduplication"]:
+                raise InvalidParameterValue(_MISSING_DEDUP)
+            return group, None
+        return group, _validate.fifo_id("MessageDeduplicationId", deduplication_id)
+
+    def _batch_request_error(self, err: SQSError) -> None:
+        # A FIFO batch entry without a group id or a deduplication id fails the
+        # whole request with InvalidParameterValue (section 2.1).
+        if err.message in (_MISSING_GROUP, _MISSING_DEDUP):
+            raise InvalidParameterValue(err.message)
+
+    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
+        dedup_id = p.dedup_id
+        if dedup_id is None:
+            # Content-based deduplication: SHA-256 of the body (section 6, 9).
+            dedup_id = hashlib.sha256(p.body.encode("utf-8")).hexdigest()
+        key: object = dedup_id
+        if self._values["DeduplicationScope"] == "messageGroup":
+            key = (p.group_id, dedup_id)
+        system_md5 = system_attributes_md5(p.trace_header)
+        entry = self._dedup.get(key)
+        if entry is not None and entry.expires > now:
+            # A duplicate is "accepted successfully but not delivered"; we answer
+            # with the original message's id and sequence number (UNCONFIRMED
+            # for AWS; what LocalStack and other emulators do).
+            return SendResult(
+                entry.message_id,
+                p.body_md5,
+                p.attributes_md5,
+                system_md5,
+                str(entry.sequence_number),
+            )
+        rec = self._new_record(p, now, now, sender_id)
+        rec.dedup_id = dedup_id
+        rec.sequence_number = (
+            _SEQUENCE_BASE + ((rec.skey & SEQ_MASK) << 16) + self._rng.getrandbits(16)
+        )
+        self._enqueue(rec)
+        entry = _DedupEntry(now + L.DEDUP_WINDOW * L.US, rec.message_id, rec.sequence_number)
+        self._dedup[key] = entry
+        self._dedup_order.append((key, entry))
+        return SendResult(
+            rec.message_id, p.body_md5, p.attributes_md5, system_md5, str(rec.sequence_number)
+        )
+
+    def _advance_policy(self, now: int) -> None:
+        order = self._dedup_order
+        while order and order[0][1].expires <= now:
+            key, entry = order.popleft()
+            if self._dedup.get(key) is entry:
+                del self._dedup[key]
+        attempts = self._attempt_order
+        while attempts and attempts[0][1].expires <= now:
+            attempt_id, attempt = attempts.popleft()
+            if self._attempts.get(attempt_id) is attempt:
+                del self._attempts[attempt_id]
+
+    # -- receipts -----------------------------------------------------------------
+
+    def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
+        # FIFO: only the latest receipt, and only while it is in flight: "DeleteMessage
+        # operations will fail if the request is received outside of the visibility
+        # timeout window" (section 8).
+        return receipt_no == rec.receipt_no and (rec.vkey >> SEQ_BITS) > now
+
+    def _check_attempt_id(self, value: object) -> str | None:
+        if value is None:
+            return None
+        return _validate.fifo_id("ReceiveRequestAttemptId", value)
+
+    def _remember_attempt(
+        self, attempt_id: str, now: int, records: list[_Record], handles: list[str]
+    ) -> None:
+        if not records:
+            return  # nothing to replay: a retry is simply a new receive
+        attempt = _Attempt(
+            now + L.DEDUP_WINDOW * L.US,
+            [(r.skey & SEQ_MASK, r.receipt_no, r.vkey) for r in records],
+            handles,
+        )
+        self._attempts[attempt_id] = attempt
+        self._attempt_order.append((attempt_id, attempt))
+
+    def _replay_attempt(
+        self,
+        attempt_id: str,
+        now: int,
+        visibility_us: int,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> list[Message] | None:
+        """Section 9: a retry within 5 minutes returns the same messages and
+        receipt handles, provided none was deleted or had its visibility
+        changed, and resets their visibility timeout. Otherwise the retry is a
+        new receive (UNCONFIRMED, the most plausible reading)."""
+        attempt = self._attempts.get(attempt_id)
+        if attempt is None or attempt.expires <= now:
+            return None
+        records = []
+        for seq, receipt_no, vkey in attempt.items:
+            rec = self._records.get(seq)
+            if rec is None or rec.receipt_no != receipt_no or rec.vkey != vkey:
+                del self._attempts[attempt_id]
+                return None
+            records.append(rec)
+        items = []
+        for rec in records:
+            self._rehide(rec, min(now + visibility_us, rec.receive_cap))
+            items.append((rec.skey & SEQ_MASK, rec.receipt_no, rec.vkey))
+        attempt.items = items
+        return [
+            self._view(rec, handle, attribute_names, message_attribute_names)
+            for rec, handle in zip(records, attempt.handles, strict=True)
+        ]
+
+    # -- invariants ---------------------------------------------------------------
+
+    def _check_policy(self) -> None:
+        self._heads_visibility._check()
+        self._heads_enqueue._check()
+        total = 0
+        for gid, group in self._groups.items():
+            assert group.id == gid
+            assert group.received or group.fresh, "empty groups are dropped"
+            chain = [*group.received.values(), *group.fresh]
+            total += len(chain)
+            seqs = [r.skey & SEQ_MASK for r in chain]
+            assert seqs == sorted(seqs), "a group's chain is in send order"
+            for seq, rec in group.received.items():
+                assert rec.skey & SEQ_MASK == seq and rec.receive_count > 0
+                assert rec.group is group and self._records[seq] is rec
+            for rec in group.fresh:
+                assert rec.receive_count == 0 and rec.group is group
+                assert self._records[rec.skey & SEQ_MASK] is rec
+            if group.received:
+                assert group.where == _BY_VISIBILITY and group in self._heads_visibility
+                assert group.key == next(iter(group.received.values())).vkey
+            else:
+                assert group.where == _BY_ENQUEUE and group in self._heads_enqueue
+                assert group.key == group.fresh[0].vkey
+        assert total == len(self._records)
+        assert len(self._heads_visibility) + len(self._heads_enqueue) == len(self._groups)
+        for key, entry in self._dedup.items():
+            assert (key, entry) in self._dedup_order

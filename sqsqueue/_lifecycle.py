@@ -1,0 +1,1235 @@
+"""The message lifecycle: everything that changes a message's state lives here.
+
+States and legal transitions (``design.md`` principle 3)::
+
+                send                    receive                delete
+    (none) ---------> DELAYED ---------> VISIBLE ---------> IN FLIGHT ---------> (deleted)
+                        |   delay ends    ^   |    receive       |  |
+                        |                 |   +------------------+  | change visibility
+                        |                 +--- visibility ends -----+ (re-hides, counts
+                        |                                             from the call)
+                        +--> (expired)   retention ends, from any state
+                             (dead-lettered)  a receive finds receive count >= maxReceiveCount
+                             (purged)         PurgeQueue, from any state
+
+A message's state is derived, never stored: a record is *fresh* until its first
+receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN
+FLIGHT while its visibility timeout runs, VISIBLE after). Both kinds sit in a
+sorted index keyed by the time they next become receivable (``_Record.vkey``),
+so nothing has to be moved when a deadline passes: a receive simply takes from
+the front of the index, and the exact counts of visible, in-flight and delayed
+messages are two bisections. Only retention (and FIFO deduplication entries) is
+applied lazily: each operation first drops whatever expired by ``now``, in
+O(k log n) for k expired messages.
+
+Which receivable message a receive returns is the ordering policy's business:
+:class:`sqsqueue.Queue` (``_standard.py``) takes the oldest due messages,
+:class:`sqsqueue.FifoQueue` (``_fifo.py``) walks per-group chains. Both call only
+the transitions defined here: :meth:`_BaseQueue._enqueue`,
+:meth:`_BaseQueue._deliver`, :meth:`_BaseQueue._rehide`,
+:meth:`_BaseQueue._drop`.
+
+Locking: one lock per queue (a :class:`~sqsqueue.Broker` shares one among its
+queues so that dead-letter moves are atomic). Every public operation reads the
+clock once, before changing anything, so an exception from the clock changes
+nothing. Long polls wait outside the lock (see ``_clock.py``).
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import base64
+import binascii
+import hmac
+import os
+import random as _random
+import struct
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
+from typing import Any, ClassVar, NoReturn
+
+from sortedcontainers import SortedKeyList
+
+from sqsqueue import _attributes, _validate
+from sqsqueue import _limits as L
+from sqsqueue._clock import Clock, SystemClock, Waiter
+from sqsqueue._message import (
+    SEQ_BITS,
+    SEQ_MASK,
+    BatchFailure,
+    BatchResult,
+    ChangeVisibilityEntry,
+    DeleteEntry,
+    Message,
+    SendEntry,
+    SendResult,
+    StoredAttribute,
+    _Record,
+    md5_of_attributes,
+    md5_of_body,
+    to_value,
+)
+from sqsqueue.errors import (
+    BatchEntryIdsNotDistinct,
+    BatchRequestTooLong,
+    EmptyBatchRequest,
+    InvalidAttributeName,
+    InvalidBatchEntryId,
+    InvalidParameterValue,
+    MissingParameter,
+    OverLimit,
+    PurgeQueueInProgress,
+    ReceiptHandleIsInvalid,
+    SQSError,
+    TooManyEntriesInBatchRequest,
+)
+
+US = L.US
+_VKEY = attrgetter("vkey")
+_SKEY = attrgetter("skey")
+_HANDLE = struct.Struct(">B7sQI16s")  # version, queue tag, seq, receipt no, token
+_HANDLE_VERSION = 1
+_HANDLE_LEN = 48  # base64 of the 36 packed bytes, no padding
+
+#: System attribute names a receive may ask for (section 2.1).
+SYSTEM_ATTRIBUTE_NAMES = frozenset(
+    {
+        "SenderId",
+        "SentTimestamp",
+        "ApproximateReceiveCount",
+        "ApproximateFirstReceiveTimestamp",
+        "SequenceNumber",
+        "MessageDeduplicationId",
+        "MessageGroupId",
+        "AWSTraceHeader",
+        "DeadLetterQueueSourceArn",
+    }
+)
+_ALL = ("All",)
+
+
+class _Entropy:
+    """Unguessable bytes for receipt tokens, drawn from ``os.urandom`` in blocks.
+
+    With a seeded ``random.Random`` the tokens are reproducible (and therefore
+    guessable): meant for deterministic tests only.
+    """
+
+    __slots__ = ("_buf", "_pos", "_rng")
+
+    def __init__(self, rng: _random.Random | None) -> None:
+        self._rng = rng
+        self._buf = b""
+        self._pos = 0
+
+    def take(self, n: int) -> bytes:
+        if self._rng is not None:
+            return self._rng.randbytes(n)
+        pos = self._pos
+        if pos + n > len(self._buf):
+            self._buf = os.urandom(4096)
+            pos = 0
+        self._pos = pos + n
+        return self._buf[pos : pos + n]
+
+
+def _uuid4(rng: _random.Random) -> str:
+    """A version-4 UUID string drawn from ``rng``.
+
+    Message ids must be unique, not secret, and this is 4x faster than
+    ``str(uuid.uuid4())`` on the send path.
+    """
+    n = rng.getrandbits(128)
+    n = (n & ~(0xF << 76)) | (0x4 << 76)  # version 4
+    n = (n & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
+    h = f"{n:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+class _Prepared:
+    """A validated send, ready to commit (no state touched yet)."""
+
+    __slots__ = (
+        "attributes",
+        "attributes_md5",
+        "body",
+        "body_md5",
+        "dedup_id",
+        "delay",
+        "group_id",
+        "size",
+        "trace_header",
+    )
+
+    def __init__(
+        self,
+        body: str,
+        size: int,
+        attributes: tuple[StoredAttribute, ...] | None,
+        delay: int | None,
+        trace_header: str | None,
+        group_id: str | None,
+        dedup_id: str | None,
+    ) -> None:
+        self.body = body
+        self.size = size
+        self.attributes = attributes
+        self.attributes_md5 = md5_of_attributes(attributes) if attributes else None
+        self.body_md5 = md5_of_body(body)
+        self.delay = delay
+        self.trace_header = trace_header
+        self.group_id = group_id
+        self.dedup_id = dedup_id
+
+
+class _BaseQueue(abc.ABC):
+    """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
+
+    FIFO: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        clock: Clock | None = None,
+        attributes: Mapping[str, object] | None = None,
+        random: _random.Random | None = None,
+        region: str = "us-east-1",
+        account_id: str = "000000000000",
+        _lock: threading.RLock | None = None,
+        **kwargs: object,
+    ) -> None:
+        self._name = _validate.queue_name(name, fifo=self.FIFO)
+        if clock is not None and not isinstance(clock, Clock):
+            raise InvalidParameterValue(
+                f"Value {clock!r} for parameter clock is invalid. Reason: must be a Clock."
+            )
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._region = region
+        self._account_id = account_id
+        requested: dict[str, object] = dict(attributes or {})
+        for key, value in kwargs.items():
+            if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
+                raise InvalidAttributeName(f"Unknown Attribute {key}.")
+            if value is not None:
+                requested[key] = value
+        values = _attributes.defaults(fifo=self.FIFO)
+        update = _attributes.parse(requested, fifo=self.FIFO, creating=True, current=values)
+        values.update(update)
+        _attributes.apply_sse(values, update)
+        self._values = values
+        self._lock = _lock if _lock is not None else threading.RLock()
+        self._rng = random if random is not None else _random.Random(os.urandom(16))
+        self._entropy = _Entropy(random)
+        self._tag = self._entropy.take(7)
+        self._seq = 0
+        self._waiters: set[Waiter] = set()
+        self._last_purge: int | None = None
+        #: Dead-letter target and threshold, resolved by the owner (Broker).
+        self._dead_letter: _BaseQueue | None = None
+        self._max_receive_count = 0
+        self._deleted = False
+        self._reset_messages()
+        self._apply_config()
+        now = self._now_us()
+        self._created = now // US
+        self._modified = now // US
+
+    # -- identity ---------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The queue name."""
+        return self._name
+
+    @property
+    def arn(self) -> str:
+        """``arn:aws:sqs:<region>:<account>:<name>``."""
+        return f"arn:aws:sqs:{self._region}:{self._account_id}:{self._name}"
+
+    @property
+    def url(self) -> str:
+        """``https://sqs.<region>.amazonaws.com/<account>/<name>``."""
+        return f"https://sqs.{self._region}.amazonaws.com/{self._account_id}/{self._name}"
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every deadline of this queue is measured on."""
+        return self._clock
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._name!r})"
+
+    def __len__(self) -> int:
+        """Number of stored messages (visible, in flight and delayed). O(k log n)."""
+        with self._lock:
+            self._advance(self._now_us())
+            return len(self._records)
+
+    # -- configuration ------------------------------------------------------------
+
+    def _apply_config(self) -> None:
+        """Copy attribute values into the fields the hot path reads."""
+        v = self._values
+        self._visibility_us: int = _int(v["VisibilityTimeout"]) * US
+        self._delay_s: int = _int(v["DelaySeconds"])
+        self._retention_us: int = _int(v["MessageRetentionPeriod"]) * US
+        self._max_size: int = _int(v["MaximumMessageSize"])
+        self._wait_s: int = _int(v["ReceiveMessageWaitTimeSeconds"])
+
+    def _now_us(self) -> int:
+        return round(self._clock.now() * US)
+
+    def _check_alive(self) -> None:
+        if self._deleted:
+            from sqsqueue.errors import QueueDoesNotExist
+
+            raise QueueDoesNotExist()
+
+    # -- storage and the transitions ---------------------------------------------
+
+    def _reset_messages(self) -> None:
+        """Empty the queue: O(1) here, the old structures are freed by refcounting."""
+        self._records: dict[int, _Record] = {}
+        self._expiry: SortedKeyList = SortedKeyList(key=_SKEY)
+        self._fresh: SortedKeyList = SortedKeyList(key=_VKEY)
+        self._received: SortedKeyList = SortedKeyList(key=_VKEY)
+        self._reset_policy()
+
+    @abc.abstractmethod
+    def _reset_policy(self) -> None:
+        """Reset the ordering policy's own structures."""
+
+    @abc.abstractmethod
+    def _link(self, rec: _Record) -> None:
+        """A new record was stored: add it to the policy's structures."""
+
+    @abc.abstractmethod
+    def _unlink(self, rec: _Record) -> None:
+        """A record is leaving the queue: remove it from the policy's structures."""
+
+    @abc.abstractmethod
+    def _moved(self, rec: _Record, was_fresh: bool) -> None:
+        """A record's ``vkey`` changed (received, re-hidden or made visible)."""
+
+    @abc.abstractmethod
+    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+        """Choose up to ``limit`` receivable records, in delivery order, without
+        changing anything. Returns (to deliver, to dead-letter)."""
+
+    @abc.abstractmethod
+    def _next_due(self, now: int) -> int | None:
+        """The earliest time after ``now`` when a receive could find something."""
+
+    def _fresh_bound(self, now: int) -> int:
+        """Largest ``vkey`` of a fresh record that is receivable at ``now``."""
+        return (now << SEQ_BITS) | SEQ_MASK
+
+    def _enqueue(self, rec: _Record) -> None:
+        """(none) -> DELAYED or VISIBLE."""
+        self._records[rec.skey & SEQ_MASK] = rec
+        self._expiry.add(rec)
+        self._fresh.add(rec)
+        self._link(rec)
+
+    def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
+        """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
+        was_fresh = rec.receive_count == 0
+        if was_fresh:
+            self._fresh.remove(rec)
+            rec.first_receive = now
+        else:
+            self._received.remove(rec)
+        rec.vkey = ((now + visibility_us) << SEQ_BITS) | (rec.skey & SEQ_MASK)
+        self._received.add(rec)
+        rec.receive_count += 1
+        rec.receive_cap = now + L.RECEIVE_VISIBILITY_BUDGET * US
+        if rec.token is not None:
+            if rec.old_tokens is None:
+                rec.old_tokens = {}
+            rec.old_tokens[rec.receipt_no] = rec.token
+        rec.receipt_no += 1
+        token = self._entropy.take(16)
+        rec.token = token
+        self._moved(rec, was_fresh)
+        return base64.urlsafe_b64encode(
+            _HANDLE.pack(_HANDLE_VERSION, self._tag, rec.skey & SEQ_MASK, rec.receipt_no, token)
+        ).decode("ascii")
+
+    def _rehide(self, rec: _Record, due: int) -> None:
+        """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
+        self._received.remove(rec)
+        rec.vkey = (due << SEQ_BITS) | (rec.skey & SEQ_MASK)
+        self._received.add(rec)
+        self._moved(rec, False)
+
+    def _drop(self, rec: _Record) -> None:
+        """Any state -> deleted, expired, dead-lettered or purged."""
+        del self._records[rec.skey & SEQ_MASK]
+        self._expiry.remove(rec)
+        if rec.receive_count == 0:
+            self._fresh.remove(rec)
+        else:
+            self._received.remove(rec)
+        self._unlink(rec)
+
+    def _advance(self, now: int) -> None:
+        """Apply every deadline that passed by ``now``: retention. O(k log n)."""
+        expiry = self._expiry
+        if expiry:
+            bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
+            while expiry and expiry[0].skey <= bound:
+                self._drop(expiry[0])
+        self._advance_policy(now)
+
+    def _advance_policy(self, now: int) -> None:
+        """Hook for policy deadlines (FIFO deduplication window)."""
+
+    def _notify(self) -> None:
+        """Wake every long poll so it looks again."""
+        if self._waiters:
+            for waiter in self._waiters:
+                waiter.wake()
+
+    # -- counts -------------------------------------------------------------------
+
+    def _counts(self, now: int) -> tuple[int, int, int]:
+        """(visible, in flight, delayed), exact. O(log n)."""
+        bound = (now << SEQ_BITS) | SEQ_MASK
+        received = self._received
+        in_flight = len(received) - received.bisect_key_right(bound)
+        fresh = self._fresh
+        delayed = len(fresh) - fresh.bisect_key_right(self._fresh_bound(now))
+        return len(self._records) - in_flight - delayed, in_flight, delayed
+
+    def _in_flight(self, now: int) -> int:
+        received = self._received
+        index: int = received.bisect_key_right((now << SEQ_BITS) | SEQ_MASK)
+        return len(received) - index
+
+    # -- send ---------------------------------------------------------------------
+
+    def _prepare(
+        self,
+        body: object,
+        delay_seconds: object,
+        message_attributes: object,
+        trace_header: object,
+        group_id: object,
+        deduplication_id: object,
+        *,
+        batch: bool,
+    ) -> _Prepared:
+        """Validate one message (no state read or changed except settings)."""
+        text, size = _validate.body(body)
+        attributes, attributes_size = _validate.message_attributes(message_attributes)
+        size += attributes_size
+        if size > self._max_size:
+            raise _validate.too_big(self._max_size, batch=batch)
+        delay = None if delay_seconds is None else _validate.delay_seconds(delay_seconds)
+        trace = _validate.trace_header(trace_header)
+        group, dedup = self._check_ids(delay, group_id, deduplication_id)
+        return _Prepared(text, size, attributes, delay, trace, group, dedup)
+
+    @abc.abstractmethod
+    def _check_ids(
+        self, delay: int | None, group_id: object, deduplication_id: object
+    ) -> tuple[str | None, str | None]:
+        """Queue-type rules for delay, MessageGroupId and MessageDeduplicationId."""
+
+    def _new_record(self, p: _Prepared, now: int, due: int, sender_id: str) -> _Record:
+        self._seq += 1
+        seq = self._seq
+        rec = _Record(
+            (now << SEQ_BITS) | seq,
+            (due << SEQ_BITS) | seq,
+            _uuid4(self._rng),
+            p.body,
+            p.size,
+            p.attributes,
+            p.attributes_md5,
+            sender_id,
+        )
+        if p.trace_header is not None:
+            rec.trace_header = p.trace_header
+        if p.group_id is not None:
+            rec.group_id = p.group_id
+        return rec
+
+    @abc.abstractmethod
+    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
+        """Store a prepared message (under the lock) and say what was stored."""
+
+    def _send_prepared(
+        self, prepared: Sequence[_Prepared], sender_id: str | None
+    ) -> list[SendResult]:
+        sender = sender_id if sender_id is not None else self._account_id
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            results = [self._commit(p, now, sender) for p in prepared]
+            self._notify()
+        return results
+
+    def send(
+        self,
+        body: str,
+        *,
+        delay_seconds: int | None = None,
+        message_attributes: Mapping[str, object] | None = None,
+        trace_header: str | None = None,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
+        sender_id: str | None = None,
+    ) -> SendResult:
+        """Send one message (SendMessage).
+
+        ``message_attributes`` maps names to :class:`MessageAttributeValue`,
+        boto3-shaped dicts (``{"DataType": "String", "StringValue": "x"}``) or
+        plain values (``str`` -> String, ``bytes`` -> Binary, ``int``/``float``/
+        ``Decimal`` -> Number). ``trace_header`` is the ``AWSTraceHeader`` system
+        attribute. ``group_id`` on a standard queue makes it a fair queue.
+
+        Runtime complexity: O(log n).
+        """
+        p = self._prepare(
+            body,
+            delay_seconds,
+            message_attributes,
+            trace_header,
+            group_id,
+            deduplication_id,
+            batch=False,
+        )
+        return self._send_prepared((p,), sender_id)[0]
+
+    def send_batch(
+        self,
+        entries: Iterable[SendEntry | str | Mapping[str, Any]],
+        *,
+        sender_id: str | None = None,
+    ) -> BatchResult:
+        """Send up to 10 messages (SendMessageBatch), reporting each entry.
+
+        Entries are :class:`SendEntry`, plain bodies (ids ``"0"``, ``"1"``, ...) or
+        boto3-shaped dicts. Request-level problems (no entries, more than 10,
+        bad or repeated ids, more than 1 MiB in all) raise and send nothing;
+        an invalid entry is reported in ``failed`` and the others are sent.
+
+        Runtime complexity: O(k log n) for k entries.
+        """
+        items = _batch_entries(entries, "SendMessageBatchRequestEntry", _coerce_send)
+        prepared: dict[str, _Prepared] = {}
+        failed: list[BatchFailure] = []
+        total = 0
+        for entry in items:
+            try:
+                p = self._prepare(
+                    entry.body,
+                    entry.delay_seconds,
+                    entry.message_attributes,
+                    entry.trace_header,
+                    entry.group_id,
+                    entry.deduplication_id,
+                    batch=True,
+                )
+            except SQSError as err:
+                self._batch_request_error(err)
+                failed.append(BatchFailure(entry.id, err.code, err.message, err.sender_fault))
+                total += _rough_size(entry)
+                continue
+            prepared[entry.id] = p
+            total += p.size
+        if total > L.BATCH_PAYLOAD_MAX:
+            raise BatchRequestTooLong(
+                f"Batch requests cannot be longer than {L.BATCH_PAYLOAD_MAX} bytes. "
+                f"You have sent {total} bytes."
+            )
+        results = self._send_prepared(list(prepared.values()), sender_id)
+        successful: dict[str, SendResult | None] = dict(zip(prepared, results, strict=True))
+        return BatchResult(successful, tuple(failed))
+
+    def _batch_request_error(self, err: SQSError) -> None:
+        """Entry errors that fail the whole batch request (FIFO, section 2.1)."""
+
+    # -- receive ------------------------------------------------------------------
+
+    def _receive_now(
+        self,
+        now: int,
+        limit: int,
+        visibility_us: int,
+        long_poll: bool,
+        attempt_id: str | None,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> list[Message]:
+        """One non-blocking receive attempt under the lock."""
+        self._check_alive()
+        self._advance(now)
+        if attempt_id is not None:
+            replay = self._replay_attempt(
+                attempt_id, now, visibility_us, attribute_names, message_attribute_names
+            )
+            if replay is not None:
+                return replay
+        if not self._records:
+            return []
+        if len(self._received) >= L.IN_FLIGHT_MAX:
+            room = L.IN_FLIGHT_MAX - self._in_flight(now)
+            if room <= 0:
+                return self._at_in_flight_limit(long_poll)
+            limit = min(limit, room)
+        deliver, dead = self._select(now, limit)
+        for rec in dead:
+            self._dead_letter_move(rec, now)
+        out: list[Message] = []
+        handles: list[str] = []
+        for rec in deliver:
+            handle = self._deliver(rec, now, visibility_us)
+            handles.append(handle)
+            out.append(self._view(rec, handle, attribute_names, message_attribute_names))
+        if attempt_id is not None:
+            self._remember_attempt(attempt_id, now, deliver, handles)
+        return out
+
+    def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
+        """Standard queues: short polls raise OverLimit, long polls find nothing."""
+        if long_poll:
+            return []
+        # Message text UNCONFIRMED (section 4 gives the code only).
+        raise OverLimit(
+            "The maximum number of in flight messages is reached: "
+            f"{L.IN_FLIGHT_MAX} messages are in flight."
+        )
+
+    def _remember_attempt(
+        self, attempt_id: str, now: int, records: list[_Record], handles: list[str]
+    ) -> None:
+        """FIFO only: remember a ReceiveRequestAttemptId."""
+
+    def _replay_attempt(
+        self,
+        attempt_id: str,
+        now: int,
+        visibility_us: int,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> list[Message] | None:
+        """FIFO only: the messages of an earlier attempt, if it can be replayed."""
+        return None
+
+    def _dead_letter_move(self, rec: _Record, now: int) -> None:
+        target = self._dead_letter
+        self._drop(rec)
+        if target is not None:
+            target._accept_dead_letter(rec, self.arn, now)
+
+    def _accept_dead_letter(self, rec: _Record, source_arn: str, now: int) -> None:
+        """Store a message moved here from ``source_arn`` (section 10, 11)."""
+        raise NotImplementedError  # implemented with the Broker
+
+    def _view(
+        self,
+        rec: _Record,
+        handle: str,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> Message:
+        """The Message a receive returns: only the attributes asked for."""
+        system = self._system_attributes(rec, attribute_names) if attribute_names else {}
+        user: dict[str, Any] = {}
+        user_md5 = None
+        stored = rec.attributes
+        if stored and message_attribute_names:
+            chosen = _filter_attributes(stored, message_attribute_names)
+            if chosen:
+                user = {a[0]: to_value(a) for a in chosen}
+                user_md5 = (
+                    rec.attributes_md5 if len(chosen) == len(stored) else md5_of_attributes(chosen)
+                )
+        return Message(
+            rec.message_id, handle, rec.body, md5_of_body(rec.body), system, user, user_md5
+        )
+
+    def _system_attributes(self, rec: _Record, names: Sequence[str]) -> dict[str, str]:
+        everything = "All" in names
+        out: dict[str, str] = {}
+
+        def want(name: str) -> bool:
+            return everything or name in names
+
+        if want("SenderId"):
+            out["SenderId"] = rec.sender_id
+        if want("SentTimestamp"):
+            out["SentTimestamp"] = str((rec.skey >> SEQ_BITS) // 1000)
+        if want("ApproximateReceiveCount"):
+            out["ApproximateReceiveCount"] = str(rec.receive_count)
+        if want("ApproximateFirstReceiveTimestamp"):
+            out["ApproximateFirstReceiveTimestamp"] = str(rec.first_receive // 1000)
+        if rec.sequence_number is not None and want("SequenceNumber"):
+            out["SequenceNumber"] = str(rec.sequence_number)
+        if rec.dedup_id is not None and want("MessageDeduplicationId"):
+            out["MessageDeduplicationId"] = rec.dedup_id
+        if rec.group_id is not None and want("MessageGroupId"):
+            out["MessageGroupId"] = rec.group_id
+        if rec.trace_header is not None and want("AWSTraceHeader"):
+            out["AWSTraceHeader"] = rec.trace_header
+        if rec.dlq_source_arn is not None and want("DeadLetterQueueSourceArn"):
+            out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+        return out
+
+    def _receive_args(
+        self,
+        max_messages: object,
+        visibility_timeout: object,
+        wait_time_seconds: object,
+        attribute_names: object,
+        message_attribute_names: object,
+        receive_request_attempt_id: object,
+    ) -> tuple[int, int | None, int, tuple[str, ...], tuple[str, ...], str | None]:
+        limit = _validate.max_messages(max_messages)
+        vt = (
+            None if visibility_timeout is None else _validate.visibility_timeout(visibility_timeout)
+        )
+        wait = self._wait_s if wait_time_seconds is None else _validate.wait_time(wait_time_seconds)
+        names = _names("AttributeNames", attribute_names)
+        # Unknown system attribute names are ignored, as unknown message
+        # attribute names are (section 2.1; UNCONFIRMED for system names).
+        user_names = _names("MessageAttributeNames", message_attribute_names)
+        attempt = self._check_attempt_id(receive_request_attempt_id)
+        return limit, vt, wait, names, user_names, attempt
+
+    def _check_attempt_id(self, value: object) -> str | None:
+        if value is None:
+            return None
+        # ReceiveRequestAttemptId applies to FIFO queues only [BM]; a standard
+        # queue ignores it (UNCONFIRMED) after validating its format.
+        _validate.fifo_id("ReceiveRequestAttemptId", value)
+        return None
+
+    def receive(
+        self,
+        max_messages: int = 1,
+        *,
+        visibility_timeout: int | None = None,
+        wait_time_seconds: int | None = None,
+        attribute_names: Sequence[str] = _ALL,
+        message_attribute_names: Sequence[str] = _ALL,
+        receive_request_attempt_id: str | None = None,
+    ) -> list[Message]:
+        """Receive up to ``max_messages`` (1..10) messages (ReceiveMessage).
+
+        ``wait_time_seconds`` (0..20; the queue's ReceiveMessageWaitTimeSeconds
+        when None) makes it a long poll: it blocks until at least one message is
+        receivable (a send, or a delay or visibility timeout ending during the
+        wait) and returns at once with what is there, or returns ``[]`` at the
+        deadline. ``attribute_names`` and ``message_attribute_names`` choose the
+        system and user attributes returned (default: all); see AWS's rules.
+
+        Runtime complexity: O(log n + k log n) for k messages returned; a long
+        poll repeats that once per wake-up.
+        """
+        limit, vt, wait, names, user_names, attempt = self._receive_args(
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+        )
+        deadline_us: int | None = None
+        while True:
+            with self._lock:
+                now = self._now_us()
+                vis = self._visibility_us if vt is None else vt * US
+                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
+                if deadline_us is None:
+                    deadline_us = now + wait * US
+                if msgs or now >= deadline_us:
+                    return msgs
+                wake_at = self._wake_time(now, deadline_us)
+                waiter = Waiter()
+                self._waiters.add(waiter)
+            try:
+                woken = self._clock.wait(waiter, wake_at / US)
+            finally:
+                with self._lock:
+                    self._waiters.discard(waiter)
+            if not woken and wake_at >= deadline_us:
+                # The full wait passed on the clock's own terms (this also ends a
+                # SystemClock poll whose time is frozen by freezegun).
+                with self._lock:
+                    now = self._now_us()
+                    vis = self._visibility_us if vt is None else vt * US
+                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+
+    async def receive_async(
+        self,
+        max_messages: int = 1,
+        *,
+        visibility_timeout: int | None = None,
+        wait_time_seconds: int | None = None,
+        attribute_names: Sequence[str] = _ALL,
+        message_attribute_names: Sequence[str] = _ALL,
+        receive_request_attempt_id: str | None = None,
+    ) -> list[Message]:
+        """:meth:`receive` for asyncio: a long poll suspends the task, never the loop.
+
+        Runtime complexity: as :meth:`receive`.
+        """
+        limit, vt, wait, names, user_names, attempt = self._receive_args(
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+        )
+        loop = asyncio.get_running_loop()
+        deadline_us: int | None = None
+        while True:
+            with self._lock:
+                now = self._now_us()
+                vis = self._visibility_us if vt is None else vt * US
+                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
+                if deadline_us is None:
+                    deadline_us = now + wait * US
+                if msgs or now >= deadline_us:
+                    return msgs
+                wake_at = self._wake_time(now, deadline_us)
+                waiter = Waiter(loop)
+                self._waiters.add(waiter)
+            try:
+                woken = await self._clock.wait_async(waiter, wake_at / US)
+            finally:
+                with self._lock:
+                    self._waiters.discard(waiter)
+            if not woken and wake_at >= deadline_us:
+                with self._lock:
+                    now = self._now_us()
+                    vis = self._visibility_us if vt is None else vt * US
+                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+
+    def _wake_time(self, now: int, deadline: int) -> int:
+        due = self._next_due(now)
+        return deadline if due is None else min(deadline, due)
+
+    # -- delete and change visibility -------------------------------------------
+
+    def _parse_handle(self, handle: object) -> tuple[int, int, bytes]:
+        """(seq, receipt number, token) of a handle issued by this queue."""
+        if not isinstance(handle, str) or not handle:
+            if handle is None or handle == "":
+                raise MissingParameter("The request must contain the parameter ReceiptHandle.")
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle!r}" is not a valid receipt handle.'
+            )
+        try:
+            if len(handle) != _HANDLE_LEN:
+                raise ValueError
+            raw = base64.urlsafe_b64decode(handle.encode("ascii"))
+            version, tag, seq, receipt_no, token = _HANDLE.unpack(raw)
+        except (ValueError, binascii.Error, struct.error, UnicodeEncodeError):
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle}" is not a valid receipt handle.'
+            ) from None
+        if version != _HANDLE_VERSION:
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle}" is not a valid receipt handle.'
+            )
+        if tag != self._tag:
+            raise ReceiptHandleIsInvalid(
+                f'The receipt handle "{handle}" is not valid for this queue.'
+            )
+        return seq, receipt_no, token
+
+    def _lookup(self, handle: str, seq: int, receipt_no: int, token: bytes) -> _Record | None:
+        """The record a verified handle acts on; None when the message is gone.
+
+        A handle whose token does not match what this queue issued is forged or
+        mutated: ReceiptHandleIsInvalid.
+        """
+        rec = self._records.get(seq)
+        if rec is None:
+            return None
+        if receipt_no == rec.receipt_no:
+            expected = rec.token
+        elif 0 < receipt_no < rec.receipt_no and rec.old_tokens is not None:
+            expected = rec.old_tokens.get(receipt_no)
+        else:
+            expected = None
+        if expected is None or not hmac.compare_digest(expected, token):
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle}" is not a valid receipt handle.'
+            )
+        return rec
+
+    @abc.abstractmethod
+    def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
+        """Whether a verified handle with ``receipt_no`` may still act on ``rec``."""
+
+    def _expired_handle(self, handle: str) -> SQSError:
+        return InvalidParameterValue(
+            f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt "
+            "handle has expired."
+        )
+
+    def _delete_one(self, handle: object, now: int) -> None:
+        seq, receipt_no, token = self._parse_handle(handle)
+        assert isinstance(handle, str)
+        rec = self._lookup(handle, seq, receipt_no, token)
+        if rec is None:
+            return  # already deleted: DeleteMessage is idempotent (section 8)
+        if not self._may_act(rec, receipt_no, now):
+            raise self._expired_handle(handle)
+        self._drop(rec)
+        self._after_delete(rec, now)
+
+    def _after_delete(self, rec: _Record, now: int) -> None:
+        """Policy hook: a delete may make a FIFO group receivable at once."""
+
+    def delete(self, receipt_handle: str) -> None:
+        """Delete a received message (DeleteMessage).
+
+        Standard queues accept any handle ever issued for the message, even
+        after its visibility timeout ended; deleting a deleted message succeeds
+        (section 8). Runtime complexity: O(log n).
+        """
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            self._delete_one(receipt_handle, now)
+            self._notify()
+
+    def _change_one(self, handle: object, timeout: object, now: int) -> None:
+        seq, receipt_no, token = self._parse_handle(handle)
+        assert isinstance(handle, str)
+        vt = _validate.visibility_timeout(timeout)
+        rec = self._lookup(handle, seq, receipt_no, token)
+        if rec is None or not self._may_act(rec, receipt_no, now):
+            raise InvalidParameterValue(
+                f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message "
+                "does not exist or is not available for visibility timeout change."
+            )
+        due = now + vt * US
+        if due > rec.receive_cap:
+            # "Extending the visibility timeout does not reset the 12 hour
+            # maximum"; no clamping (section 4). Message text UNCONFIRMED.
+            raise InvalidParameterValue(
+                f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total "
+                "VisibilityTimeout for the message is beyond the limit [43200 seconds]."
+            )
+        self._rehide(rec, due)
+
+    def change_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
+        """Set a received message's visibility timeout, counted from now
+        (ChangeMessageVisibility). ``0`` makes it receivable at once.
+
+        The new timeout applies to this receipt only; the 12-hour budget of the
+        receive that issued it is never exceeded (section 8).
+        Runtime complexity: O(log n).
+        """
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            self._change_one(receipt_handle, visibility_timeout, now)
+            self._notify()
+
+    def delete_batch(self, entries: Iterable[DeleteEntry | str | Mapping[str, Any]]) -> BatchResult:
+        """Delete up to 10 messages (DeleteMessageBatch), reporting each entry.
+
+        Entries are :class:`DeleteEntry`, plain receipt handles (ids ``"0"``,
+        ``"1"``, ...) or boto3-shaped dicts. Runtime complexity: O(k log n).
+        """
+        items = _batch_entries(entries, "DeleteMessageBatchRequestEntry", _coerce_delete)
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            result = _each(items, lambda e: self._delete_one(e.receipt_handle, now))
+            self._notify()
+        return result
+
+    def change_visibility_batch(
+        self, entries: Iterable[ChangeVisibilityEntry | Mapping[str, Any]]
+    ) -> BatchResult:
+        """Change up to 10 visibility timeouts (ChangeMessageVisibilityBatch).
+
+        Runtime complexity: O(k log n).
+        """
+        items = _batch_entries(entries, "ChangeMessageVisibilityBatchRequestEntry", _coerce_change)
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            result = _each(
+                items, lambda e: self._change_one(e.receipt_handle, e.visibility_timeout, now)
+            )
+            self._notify()
+        return result
+
+    # -- queue-level operations ---------------------------------------------------
+
+    def purge(self) -> None:
+        """Delete every message, in flight and delayed included (PurgeQueue).
+
+        Allowed once per 60 seconds. Purging a FIFO queue also clears its
+        deduplication history. Runtime complexity: O(1) (the old messages are
+        freed afterwards).
+        """
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            if self._last_purge is not None and now < self._last_purge + L.PURGE_INTERVAL * US:
+                raise PurgeQueueInProgress(
+                    f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
+                )
+            self._last_purge = now
+            self._reset_messages()
+            self._notify()
+
+    def get_attributes(self, names: Iterable[str] = _ALL) -> dict[str, str]:
+        """Queue attributes as AWS's strings (GetQueueAttributes).
+
+        ``names`` may hold ``"All"``; no names gives ``{}``. Unknown names raise
+        InvalidAttributeName. Runtime complexity: O(log n).
+        """
+        wanted = _names("AttributeNames", names)
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            if not wanted:
+                return {}
+            everything = "All" in wanted
+            for name in wanted:
+                if name == "All":
+                    continue
+                if name not in _attributes.READ_ONLY and name not in self._values:
+                    raise InvalidAttributeName(f"Unknown Attribute {name}.")
+            visible, in_flight, delayed = self._counts(now)
+            computed = {
+                "ApproximateNumberOfMessages": visible,
+                "ApproximateNumberOfMessagesNotVisible": in_flight,
+                "ApproximateNumberOfMessagesDelayed": delayed,
+                "CreatedTimestamp": self._created,
+                "LastModifiedTimestamp": self._modified,
+                "QueueArn": self.arn,
+            }
+            out: dict[str, str] = {}
+            for name in _attributes.ALL_NAMES:
+                if not everything and name not in wanted:
+                    continue
+                value = computed[name] if name in computed else self._values.get(name)
+                if value is None:
+                    continue  # Policy, RedrivePolicy, Kms* are absent until set
+                out[name] = _attributes.render(name, value)
+            return out
+
+    def set_attributes(
+        self, attributes: Mapping[str, object] | None = None, /, **kwargs: object
+    ) -> None:
+        """Change queue attributes (SetQueueAttributes).
+
+        Accepts AWS names (``{"VisibilityTimeout": "60"}``) or keywords
+        (``visibility_timeout=60``). Everything is validated before anything
+        changes. A shorter retention period applies to stored messages at once;
+        a new DelaySeconds applies to stored messages on FIFO queues only.
+        Runtime complexity: O(1), plus the messages it expires.
+        """
+        requested: dict[str, object] = dict(attributes or {})
+        requested.update(kwargs)
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            update = _attributes.parse(
+                requested, fifo=self.FIFO, creating=False, current=self._values
+            )
+            self._validate_update(update)
+            self._advance(now)
+            self._values.update(update)
+            _attributes.apply_sse(self._values, update)
+            self._apply_config()
+            self._apply_update(update)
+            self._modified = now // US
+            self._notify()
+
+    def _validate_update(self, update: Mapping[str, object]) -> None:
+        """Owner-level checks (redrive targets) before an update applies."""
+
+    def _apply_update(self, update: Mapping[str, object]) -> None:
+        """Owner-level effects of an applied update."""
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """All queue attributes (``get_attributes(["All"])``)."""
+        return self.get_attributes()
+
+    # -- invariants ---------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Assert every internal invariant; for tests. O(n log n)."""
+        with self._lock:
+            self._expiry._check()
+            self._fresh._check()
+            self._received._check()
+            assert len(self._expiry) == len(self._records)
+            assert len(self._fresh) + len(self._received) == len(self._records)
+            for seq, rec in self._records.items():
+                assert rec.skey & SEQ_MASK == seq
+                assert rec.vkey & SEQ_MASK == seq
+                assert seq <= self._seq
+                if rec.receive_count == 0:
+                    assert rec.token is None and rec.receipt_no == 0
+                    assert rec in self._fresh
+                else:
+                    assert rec.token is not None and rec.receipt_no == rec.receive_count
+                    assert rec in self._received
+            now = self._now_us()
+            visible, in_flight, delayed = self._counts(now)
+            assert visible >= 0 and in_flight >= 0 and delayed >= 0
+            self._check_policy()
+
+    @abc.abstractmethod
+    def _check_policy(self) -> None:
+        """Assert the ordering policy's invariants."""
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value
+
+
+def _names(param: str, value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable):
+        out = tuple(value)
+        if all(isinstance(v, str) for v in out):
+            return out
+    raise InvalidParameterValue(
+        f"Value {value!r} for parameter {param} is invalid. Reason: must be a list of strings."
+    )
+
+
+def _filter_attributes(
+    stored: tuple[StoredAttribute, ...], names: Sequence[str]
+) -> tuple[StoredAttribute, ...]:
+    """The attributes a MessageAttributeNames list selects (section 2.1):
+    names, ``All``, ``.*``, ``*`` or a prefix ``foo.*``; others are ignored."""
+    if "All" in names or ".*" in names or "*" in names:
+        return stored
+    exact = set()
+    prefixes = []
+    for n in names:
+        if n.endswith(".*"):
+            prefixes.append(n[:-1])
+        else:
+            exact.add(n)
+    return tuple(a for a in stored if a[0] in exact or any(a[0].startswith(p) for p in prefixes))
+
+
+def _rough_size(entry: SendEntry) -> int:
+    """Size of an invalid batch entry toward the 1 MiB batch total."""
+    body = entry.body if isinstance(entry.body, str) else ""
+    return len(body.encode("utf-8", "surrogatepass"))
+
+
+def _fail(message: str) -> NoReturn:
+    raise InvalidParameterValue(message)
+
+
+def _coerce_send(index: int, raw: object) -> SendEntry:
+    if isinstance(raw, SendEntry):
+        return raw
+    if isinstance(raw, str):
+        return SendEntry(str(index), raw)
+    if isinstance(raw, Mapping):
+        system = raw.get("MessageSystemAttributes")
+        trace = None
+        if system is not None:
+            if not isinstance(system, Mapping) or set(system) - {"AWSTraceHeader"}:
+                _fail(
+                    "Value for parameter MessageSystemAttributes is invalid. Reason: "
+                    "only AWSTraceHeader is supported."
+                )
+            trace = system.get("AWSTraceHeader")
+        return SendEntry(
+            raw.get("Id"),  # type: ignore[arg-type]
+            raw.get("MessageBody"),  # type: ignore[arg-type]
+            raw.get("DelaySeconds"),
+            raw.get("MessageAttributes"),
+            raw.get("MessageGroupId"),
+            raw.get("MessageDeduplicationId"),
+            trace,
+        )
+    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+
+
+def _coerce_delete(index: int, raw: object) -> DeleteEntry:
+    if isinstance(raw, DeleteEntry):
+        return raw
+    if isinstance(raw, str):
+        return DeleteEntry(str(index), raw)
+    if isinstance(raw, Mapping):
+        return DeleteEntry(raw.get("Id"), raw.get("ReceiptHandle"))  # type: ignore[arg-type]
+    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+
+
+def _coerce_change(index: int, raw: object) -> ChangeVisibilityEntry:
+    if isinstance(raw, ChangeVisibilityEntry):
+        return raw
+    if isinstance(raw, Mapping):
+        return ChangeVisibilityEntry(
+            raw.get("Id"),  # type: ignore[arg-type]
+            raw.get("ReceiptHandle"),  # type: ignore[arg-type]
+            raw.get("VisibilityTimeout", 0),
+        )
+    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+
+
+def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
+    """Whole-request batch checks (section 2.1): nothing is done if one fails."""
+    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+        _fail(f"Value {entries!r} for parameter Entries is invalid. Reason: must be a list.")
+    raw = list(entries)
+    if not raw:
+        raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
+    if len(raw) > L.BATCH_ENTRIES_MAX:
+        raise TooManyEntriesInBatchRequest(
+            f"Maximum number of entries per request are 10. You have sent {len(raw)}."
+        )
+    items = [coerce(i, e) for i, e in enumerate(raw)]
+    seen: set[str] = set()
+    for item in items:
+        if not _validate.batch_entry_id(item.id):
+            raise InvalidBatchEntryId()
+    for item in items:
+        if item.id in seen:
+            raise BatchEntryIdsNotDistinct(f"Id {item.id} repeated.")
+        seen.add(item.id)
+    return items
+
+
+def _each(items: list[Any], action: Any) -> BatchResult:
+    successful: dict[str, SendResult | None] = {}
+    failed: list[BatchFailure] = []
+    for item in items:
+        try:
+            action(item)
+        except SQSError as err:
+            failed.append(BatchFailure(item.id, err.code, err.message, err.sender_fault))
+        else:
+            successful[item.id] = None
+    return BatchResult(successful, tuple(failed))

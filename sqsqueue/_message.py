@@ -1,0 +1,327 @@
+"""Messages: the stored record, the values callers get back, and the MD5s.
+
+Values out, records in (``design.md`` principle 7): callers receive frozen
+``attrs`` classes (:class:`Message`, :class:`SendResult`, ...); a queue keeps a
+mutable slotted :class:`_Record` per message, tuned for the hot path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from sqsqueue._fifo import _Group
+
+__all__ = [
+    "BatchFailure",
+    "BatchResult",
+    "ChangeVisibilityEntry",
+    "DeleteEntry",
+    "Message",
+    "MessageAttributeValue",
+    "SendEntry",
+    "SendResult",
+]
+
+#: Bits reserved for the per-queue sequence number in packed index keys.
+SEQ_BITS = 40
+SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
+@attrs.frozen
+class MessageAttributeValue:
+    """A message attribute: ``String``, ``Number`` or ``Binary``, with an
+    optional custom suffix (``Number.int``, ``Binary.gif``), section 6.
+
+    >>> MessageAttributeValue("String", string_value="foobar")
+    MessageAttributeValue(data_type='String', string_value='foobar', binary_value=None)
+    """
+
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+    def to_aws(self) -> dict[str, object]:
+        """The boto3 shape: ``{"DataType": ..., "StringValue": ...}``."""
+        out: dict[str, object] = {"DataType": self.data_type}
+        if self.string_value is not None:
+            out["StringValue"] = self.string_value
+        if self.binary_value is not None:
+            out["BinaryValue"] = self.binary_value
+        return out
+
+    @property
+    def value(self) -> str | bytes:
+        """The string value, or the bytes of a Binary attribute."""
+        if self.binary_value is not None:
+            return self.binary_value
+        assert self.string_value is not None
+        return self.string_value
+
+
+#: A stored attribute: (name, data type, value); value is str or bytes.
+StoredAttribute = tuple[str, str, "str | bytes"]
+
+
+def _utf16_key(name: str) -> bytes:
+    # Java's String.compareTo orders by UTF-16 code units; the SDKs that check
+    # MD5s sort that way (section 7.2, step 1).
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+def sort_attributes(attrs_: list[StoredAttribute]) -> tuple[StoredAttribute, ...]:
+    """Order attributes as the MD5 algorithm requires."""
+    return tuple(sorted(attrs_, key=lambda a: _utf16_key(a[0])))
+
+
+_LEN = struct.Struct(">I").pack
+
+
+def md5_of_attributes(attributes: tuple[StoredAttribute, ...]) -> str:
+    """MD5OfMessageAttributes exactly as AWS computes it (section 7.2).
+
+    ``attributes`` must already be in :func:`sort_attributes` order.
+
+    >>> md5_of_attributes((("MyAttribute", "String", "foobar"),))
+    'adb59cd4678ea5a855436b949cd07ab6'
+    """
+    buf = bytearray()
+    for name, data_type, value in attributes:
+        encoded_name = name.encode("utf-8")
+        encoded_type = data_type.encode("utf-8")
+        buf += _LEN(len(encoded_name))
+        buf += encoded_name
+        buf += _LEN(len(encoded_type))
+        buf += encoded_type
+        if isinstance(value, str):
+            raw = value.encode("utf-8")
+            buf += b"\x01"
+        else:
+            raw = value
+            buf += b"\x02"
+        buf += _LEN(len(raw))
+        buf += raw
+    return hashlib.md5(bytes(buf), usedforsecurity=False).hexdigest()
+
+
+def md5_of_body(body: str) -> str:
+    """MD5OfMessageBody: lower-case hex MD5 of the UTF-8 body (section 7.1).
+
+    >>> md5_of_body("test")
+    '098f6bcd4621d373cade4e832627b4f6'
+    """
+    return hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def to_value(stored: StoredAttribute) -> MessageAttributeValue:
+    _name, data_type, value = stored
+    if isinstance(value, str):
+        return MessageAttributeValue(data_type, string_value=value)
+    return MessageAttributeValue(data_type, binary_value=value)
+
+
+class _Record:
+    """One stored message. Mutated only by the lifecycle in ``_lifecycle.py``.
+
+    Times are integer microseconds. ``skey`` and ``vkey`` pack a time with the
+    per-queue sequence number ``seq`` (low ``SEQ_BITS`` bits), so that index keys
+    are unique plain ints: cheap to compare and shared with the index rather
+    than copied into it.
+
+    * ``skey``: enqueue time (retention counts from it).
+    * ``vkey``: the time the message becomes receivable: the end of its delay
+      before its first receive, the end of its visibility timeout after.
+    """
+
+    __slots__ = (
+        "attributes",
+        "attributes_md5",
+        "body",
+        "dedup_id",
+        "dlq_source_arn",
+        "first_receive",
+        "group",
+        "group_id",
+        "message_id",
+        "old_tokens",
+        "receipt_no",
+        "receive_cap",
+        "receive_count",
+        "sender_id",
+        "sequence_number",
+        "size",
+        "skey",
+        "token",
+        "trace_header",
+        "vkey",
+    )
+
+    def __init__(
+        self,
+        skey: int,
+        vkey: int,
+        message_id: str,
+        body: str,
+        size: int,
+        attributes: tuple[StoredAttribute, ...] | None,
+        attributes_md5: str | None,
+        sender_id: str,
+    ) -> None:
+        self.skey = skey
+        self.vkey = vkey
+        self.message_id = message_id
+        self.body = body
+        self.size = size
+        self.attributes = attributes
+        self.attributes_md5 = attributes_md5
+        self.sender_id = sender_id
+        self.receive_count = 0
+        self.first_receive = 0
+        self.receipt_no = 0
+        self.receive_cap = 0
+        self.token: bytes | None = None
+        self.old_tokens: dict[int, bytes] | None = None
+        self.group_id: str | None = None
+        self.dedup_id: str | None = None
+        self.sequence_number: int | None = None
+        self.trace_header: str | None = None
+        self.dlq_source_arn: str | None = None
+        self.group: _Group | None = None
+
+    @property
+    def seq(self) -> int:
+        return self.skey & SEQ_MASK
+
+    @property
+    def sent(self) -> int:
+        return self.skey >> SEQ_BITS
+
+    @property
+    def due(self) -> int:
+        return self.vkey >> SEQ_BITS
+
+    def __repr__(self) -> str:
+        return (
+            f"_Record(seq={self.seq}, id={self.message_id!r}, due={self.due}, "
+            f"receives={self.receive_count})"
+        )
+
+
+@attrs.frozen
+class Message:
+    """A received message (the ``Message`` shape of ReceiveMessage).
+
+    ``attributes`` holds the message system attributes that were asked for
+    (``SentTimestamp``, ``ApproximateReceiveCount``, ...), as AWS's strings;
+    ``message_attributes`` the user attributes that were asked for, with
+    ``md5_of_message_attributes`` covering exactly those.
+    """
+
+    message_id: str
+    receipt_handle: str
+    body: str
+    md5_of_body: str
+    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    message_attributes: Mapping[str, MessageAttributeValue] = attrs.field(factory=dict)
+    md5_of_message_attributes: str | None = None
+
+    def to_aws(self) -> dict[str, object]:
+        """The boto3 ``Message`` dict: empty collections omitted, as AWS does."""
+        out: dict[str, object] = {
+            "MessageId": self.message_id,
+            "ReceiptHandle": self.receipt_handle,
+            "MD5OfBody": self.md5_of_body,
+            "Body": self.body,
+        }
+        if self.attributes:
+            out["Attributes"] = dict(self.attributes)
+        if self.message_attributes:
+            out["MD5OfMessageAttributes"] = self.md5_of_message_attributes
+            out["MessageAttributes"] = {k: v.to_aws() for k, v in self.message_attributes.items()}
+        return out
+
+
+@attrs.frozen
+class SendResult:
+    """What SendMessage returns.
+
+    ``sequence_number`` is set on FIFO queues only. On a FIFO queue a send that
+    is a duplicate within the deduplication window returns the *original*
+    message's id and sequence number.
+    """
+
+    message_id: str
+    md5_of_body: str
+    md5_of_message_attributes: str | None = None
+    md5_of_message_system_attributes: str | None = None
+    sequence_number: str | None = None
+
+
+@attrs.frozen
+class SendEntry:
+    """One entry of :meth:`Queue.send_batch` (``SendMessageBatchRequestEntry``)."""
+
+    id: str
+    body: str
+    delay_seconds: int | None = None
+    message_attributes: Mapping[str, object] | None = None
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    trace_header: str | None = None
+
+
+@attrs.frozen
+class DeleteEntry:
+    """One entry of :meth:`Queue.delete_batch`."""
+
+    id: str
+    receipt_handle: str
+
+
+@attrs.frozen
+class ChangeVisibilityEntry:
+    """One entry of :meth:`Queue.change_visibility_batch`."""
+
+    id: str
+    receipt_handle: str
+    visibility_timeout: int = 0
+
+
+@attrs.frozen
+class BatchFailure:
+    """A failed batch entry (``BatchResultErrorEntry``)."""
+
+    id: str
+    code: str
+    message: str
+    sender_fault: bool = True
+
+    def to_aws(self) -> dict[str, object]:
+        return {
+            "Id": self.id,
+            "SenderFault": self.sender_fault,
+            "Code": self.code,
+            "Message": self.message,
+        }
+
+
+@attrs.frozen
+class BatchResult:
+    """Per-entry outcome of a batch call.
+
+    ``successful`` maps entry ids to the per-entry result: a :class:`SendResult`
+    for :meth:`Queue.send_batch`, ``None`` for deletes and visibility changes.
+    """
+
+    successful: Mapping[str, SendResult | None]
+    failed: tuple[BatchFailure, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when every entry succeeded."""
+        return not self.failed

@@ -1,0 +1,169 @@
+"""The standard queue: best-effort order, at-least-once, fair-queue group ids.
+
+Ordering policy: a receive returns the receivable messages that became
+receivable first (oldest due first), merging the two sorted indexes the
+lifecycle keeps (never-received and received messages). Taking k messages costs
+O(log n + k log n); nothing scans the queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random as _random
+import threading
+from collections.abc import Mapping
+from operator import attrgetter
+
+from sqsqueue import _limits as L
+from sqsqueue import _validate
+from sqsqueue._clock import Clock
+from sqsqueue._lifecycle import _BaseQueue, _Prepared
+from sqsqueue._message import SEQ_BITS, SEQ_MASK, SendResult, _Record, md5_of_attributes
+from sqsqueue.errors import InvalidParameterValue
+
+__all__ = ["Queue"]
+
+_VKEY = attrgetter("vkey")
+
+
+def system_attributes_md5(trace_header: str | None) -> str | None:
+    """MD5OfMessageSystemAttributes (section 7.3)."""
+    if trace_header is None:
+        return None
+    return md5_of_attributes((("AWSTraceHeader", "String", trace_header),))
+
+
+class Queue(_BaseQueue):
+    """An Amazon SQS standard queue, in process.
+
+    >>> from sqsqueue import ManualClock
+    >>> clock = ManualClock(start=1_700_000_000.0)
+    >>> q = Queue("jobs", clock=clock, visibility_timeout=30)
+    >>> _ = q.send("hello")
+    >>> [m] = q.receive()
+    >>> q.receive()            # in flight for 30 s
+    []
+    >>> _ = clock.advance(30)
+    >>> q.receive()[0].body    # visible again: redelivered
+    'hello'
+
+    Queue attributes are keywords (``visibility_timeout=30``) or AWS names in
+    ``attributes={"VisibilityTimeout": "30"}``; both are validated with AWS's
+    rules. ``clock`` defaults to :class:`SystemClock`; ``random`` (a seeded
+    ``random.Random``) makes message ids and receipt handles reproducible.
+    Thread-safe.
+    """
+
+    FIFO = False
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        clock: Clock | None = None,
+        visibility_timeout: int | None = None,
+        delay_seconds: int | None = None,
+        message_retention_period: int | None = None,
+        maximum_message_size: int | None = None,
+        receive_message_wait_time_seconds: int | None = None,
+        attributes: Mapping[str, object] | None = None,
+        random: _random.Random | None = None,
+        region: str = "us-east-1",
+        account_id: str = "000000000000",
+        _lock: threading.RLock | None = None,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(
+            name,
+            clock=clock,
+            attributes=attributes,
+            random=random,
+            region=region,
+            account_id=account_id,
+            _lock=_lock,
+            visibility_timeout=visibility_timeout,
+            delay_seconds=delay_seconds,
+            message_retention_period=message_retention_period,
+            maximum_message_size=maximum_message_size,
+            receive_message_wait_time_seconds=receive_message_wait_time_seconds,
+            **kwargs,
+        )
+
+    # -- ordering policy: the lifecycle's two indexes are all it needs -------------
+
+    def _reset_policy(self) -> None:
+        pass
+
+    def _link(self, rec: _Record) -> None:
+        pass
+
+    def _unlink(self, rec: _Record) -> None:
+        pass
+
+    def _moved(self, rec: _Record, was_fresh: bool) -> None:
+        pass
+
+    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+        bound = (now << SEQ_BITS) | SEQ_MASK
+        fresh = self._fresh.irange_key(max_key=bound)
+        received = self._received
+        if received and received[0].vkey <= bound:
+            candidates = heapq.merge(fresh, received.irange_key(max_key=bound), key=_VKEY)
+        else:
+            candidates = fresh
+        threshold = self._max_receive_count if self._dead_letter is not None else 0
+        deliver: list[_Record] = []
+        dead: list[_Record] = []
+        for rec in candidates:
+            if threshold and rec.receive_count >= threshold:
+                dead.append(rec)
+                continue
+            deliver.append(rec)
+            if len(deliver) == limit:
+                break
+        return deliver, dead
+
+    def _next_due(self, now: int) -> int | None:
+        bound = (now << SEQ_BITS) | SEQ_MASK
+        due = None
+        for index in (self._fresh, self._received):
+            i = index.bisect_key_right(bound)
+            if i < len(index):
+                t = index[i].vkey >> SEQ_BITS
+                due = t if due is None else min(due, t)
+        return due
+
+    def _check_policy(self) -> None:
+        pass
+
+    # -- send --------------------------------------------------------------------
+
+    def _check_ids(
+        self, delay: int | None, group_id: object, deduplication_id: object
+    ) -> tuple[str | None, str | None]:
+        if deduplication_id is not None:
+            # FIFO-only parameter; message text UNCONFIRMED (section 2.1).
+            raise InvalidParameterValue(
+                f"Value {deduplication_id} for parameter MessageDeduplicationId is invalid. "
+                "Reason: The request include parameter that is not valid for this queue type."
+            )
+        if group_id is None:
+            return None, None
+        # Fair queues: a MessageGroupId is accepted and returned (section 10.1).
+        return _validate.fifo_id("MessageGroupId", group_id), None
+
+    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
+        delay = self._delay_s if p.delay is None else p.delay
+        rec = self._new_record(p, now, now + delay * L.US, sender_id)
+        self._enqueue(rec)
+        return SendResult(
+            rec.message_id,
+            p.body_md5,
+            p.attributes_md5,
+            system_attributes_md5(p.trace_header),
+            None,
+        )
+
+    def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
+        # Any handle ever issued for the message acts on it (section 8).
+        return True

@@ -1,0 +1,358 @@
+"""Validation of every value a caller passes, with AWS's rule and AWS's words.
+
+Each function either returns the normalised value or raises the
+:mod:`sqsqueue.errors` exception AWS would answer with. Messages marked
+UNCONFIRMED in ``sqs-behaviour.md`` are our most plausible guess; the comment
+beside each one says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import NoReturn
+
+from sqsqueue import _limits as L
+from sqsqueue._message import MessageAttributeValue, StoredAttribute, sort_attributes
+from sqsqueue.errors import (
+    InvalidMessageContents,
+    InvalidParameterValue,
+    MissingParameter,
+)
+
+# Allowed characters in a body and in String attribute values (section 2.1):
+# #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+# Lone surrogates (U+D800..U+DFFF) fall outside, so they are rejected before
+# anything tries to encode them.
+_INVALID_CHARS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_FIFO_QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,75}\.fifo")
+_BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+# MessageGroupId, MessageDeduplicationId, ReceiveRequestAttemptId (section 4).
+_FIFO_ID = re.compile(r"[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]{1,128}")
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+_DATA_TYPE = re.compile(r"(String|Number|Binary)(\..+)?", re.DOTALL)
+_INT = re.compile(r"-?[0-9]+")
+
+
+def _invalid(name: str, value: object, reason: str) -> NoReturn:
+    raise InvalidParameterValue(f"Value {value} for parameter {name} is invalid. Reason: {reason}")
+
+
+def has_invalid_chars(text: str) -> bool:
+    return _INVALID_CHARS.search(text) is not None
+
+
+def integer(name: str, value: object, low: int, high: int, reason: str | None = None) -> int:
+    """An integer parameter in ``low..high``.
+
+    ``reason`` defaults to AWS's wording for WaitTimeSeconds (section 2.1):
+    ``Must be >= 0 and <= 20, if provided.``
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and _INT.fullmatch(value):
+            value = int(value)
+        else:
+            _invalid(name, repr(value), "Must be an integer.")
+    if not low <= value <= high:
+        _invalid(name, value, reason or f"Must be >= {low} and <= {high}, if provided.")
+    return value
+
+
+def max_messages(value: object) -> int:
+    """MaxNumberOfMessages 1..10 (AWS-obs message, section 2.1)."""
+    return integer(
+        "MaxNumberOfMessages",
+        value,
+        1,
+        L.MAX_MESSAGES_MAX,
+        "Must be between 1 and 10, if provided.",
+    )
+
+
+def wait_time(value: object) -> int:
+    """WaitTimeSeconds 0..20 (AWS-obs message, section 2.1)."""
+    return integer("WaitTimeSeconds", value, 0, L.WAIT_TIME_MAX)
+
+
+def visibility_timeout(value: object) -> int:
+    """VisibilityTimeout 0..43,200 (range [BM]; message text UNCONFIRMED, modelled
+    on the observed WaitTimeSeconds text)."""
+    return integer("VisibilityTimeout", value, 0, L.VISIBILITY_TIMEOUT_MAX)
+
+
+def delay_seconds(value: object) -> int:
+    """DelaySeconds 0..900 (range [BM]; message text UNCONFIRMED)."""
+    return integer(
+        "DelaySeconds",
+        value,
+        0,
+        L.DELAY_SECONDS_MAX,
+        "DelaySeconds must be >= 0 and <= 900.",
+    )
+
+
+def body(value: object) -> tuple[str, int]:
+    """A message body: non-empty, allowed characters only. Returns (body, bytes)."""
+    if not isinstance(value, str):
+        if value is None:
+            raise MissingParameter("The request must contain the parameter MessageBody.")
+        _invalid("MessageBody", repr(value)[:64], "Must be a string.")
+    if not value:
+        raise MissingParameter("The request must contain the parameter MessageBody.")
+    if value.isascii():
+        # Fast path: every ASCII character except controls other than tab/LF/CR
+        # is allowed, and the UTF-8 size is the length.
+        if _INVALID_CHARS.search(value) is not None:
+            raise InvalidMessageContents()
+        return value, len(value)
+    if _INVALID_CHARS.search(value) is not None:
+        raise InvalidMessageContents()
+    return value, len(value.encode("utf-8"))
+
+
+def too_big(max_size: int, *, batch: bool = False) -> InvalidParameterValue:
+    """The oversized-message error: single send and batch entry differ (section 2.1)."""
+    if batch:
+        return InvalidParameterValue(
+            "One or more parameters cannot be validated. Reason: Message must be "
+            f"shorter than {max_size} bytes."
+        )
+    return InvalidParameterValue(
+        f"One or more parameters are invalid. Reason: Message must be shorter than "
+        f"{max_size} bytes."
+    )
+
+
+def _attribute_name(name: object) -> str:
+    # Section 4 and 3.2 (texts emulated from LocalStack; UNCONFIRMED wording).
+    if not isinstance(name, str) or not name:
+        raise InvalidParameterValue("Message (user) attribute name must not be empty.")
+    if len(name.encode("utf-8", "surrogatepass")) > L.ATTRIBUTE_NAME_MAX:
+        raise InvalidParameterValue("Message (user) attribute names must be shorter than 256 Bytes")
+    if not _ATTRIBUTE_NAME.fullmatch(name):
+        raise InvalidParameterValue(
+            "Message (user) attributes name can only contain upper and lower score "
+            "characters, digits, periods, hyphens and underscores. "
+        )
+    lowered = name.lower()
+    if (
+        lowered.startswith(("aws.", "amazon."))
+        or name.startswith(".")
+        or name.endswith(".")
+        or ".." in name
+    ):
+        raise InvalidParameterValue(
+            "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. "
+            "These strings are reserved for internal use. Additionally, they cannot "
+            "start or end with '.'."
+        )
+    return name
+
+
+def _number(name: str, text: str) -> None:
+    # Number: up to 38 digits of precision, 10^-128..10^+126 (section 4).
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        number = None
+    if number is None or not number.is_finite():
+        raise InvalidParameterValue(
+            f"Can't cast the value of message (user) attribute '{name}' to a number."
+        )
+    if number != 0:
+        _sign, digits, exponent = number.normalize().as_tuple()
+        assert isinstance(exponent, int)
+        magnitude = len(digits) + exponent - 1
+        if (
+            len(digits) > L.NUMBER_PRECISION
+            or magnitude > L.NUMBER_EXP_MAX
+            or magnitude < L.NUMBER_EXP_MIN
+        ):
+            raise InvalidParameterValue(
+                f"Value {text} for parameter MessageAttributes.{name} is invalid. "
+                "Reason: Number must be within 38 digits of precision and between "
+                "10^-128 and 10^+126."
+            )
+
+
+def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
+    """Accept a MessageAttributeValue, a boto3-shaped dict, or a plain Python value."""
+    if isinstance(raw, MessageAttributeValue):
+        return raw
+    if isinstance(raw, Mapping):
+        unknown = set(raw) - {
+            "DataType",
+            "StringValue",
+            "BinaryValue",
+            "StringListValues",
+            "BinaryListValues",
+        }
+        if unknown:
+            raise InvalidParameterValue(
+                f"Message (user) attribute '{name}' has unknown fields: {sorted(unknown)}."
+            )
+        if raw.get("StringListValues") or raw.get("BinaryListValues"):
+            raise InvalidParameterValue(
+                "Message attribute list values in SendMessage operation are not supported."
+            )
+        data_type = raw.get("DataType")
+        if data_type is None:
+            raise InvalidParameterValue(
+                f"The message attribute '{name}' must contain non-empty message attribute type."
+            )
+        binary = raw.get("BinaryValue")
+        if isinstance(binary, bytearray | memoryview):
+            binary = bytes(binary)
+        string = raw.get("StringValue")
+        if not isinstance(data_type, str):
+            _invalid(f"MessageAttributes.{name}.DataType", repr(data_type), "Must be a string.")
+        if string is not None and not isinstance(string, str):
+            _invalid(
+                f"MessageAttributes.{name}.StringValue", repr(string)[:64], "Must be a string."
+            )
+        if binary is not None and not isinstance(binary, bytes):
+            _invalid(f"MessageAttributes.{name}.BinaryValue", repr(binary)[:64], "Must be bytes.")
+        return MessageAttributeValue(data_type, string, binary)
+    if isinstance(raw, str):
+        return MessageAttributeValue("String", string_value=raw)
+    if isinstance(raw, bytes | bytearray | memoryview):
+        return MessageAttributeValue("Binary", binary_value=bytes(raw))
+    if isinstance(raw, bool):
+        _invalid(
+            f"MessageAttributes.{name}", repr(raw), "Booleans are not a message attribute type."
+        )
+    if isinstance(raw, int | Decimal):
+        return MessageAttributeValue("Number", string_value=str(raw))
+    if isinstance(raw, float):
+        return MessageAttributeValue("Number", string_value=repr(raw))
+    _invalid(f"MessageAttributes.{name}", repr(raw)[:64], "Unsupported attribute value type.")
+
+
+def message_attributes(
+    raw: object,
+) -> tuple[tuple[StoredAttribute, ...] | None, int]:
+    """Validate user message attributes (sections 4, 6, 3.2).
+
+    Returns the attributes in MD5 order (None when there are none) and their
+    size in bytes (name + type + value, which counts toward the message size).
+    """
+    if raw is None:
+        return None, 0
+    if not isinstance(raw, Mapping):
+        _invalid("MessageAttributes", repr(raw)[:64], "Must be a mapping of name to value.")
+    if not raw:
+        return None, 0
+    if len(raw) > L.MESSAGE_ATTRIBUTES_MAX:
+        raise InvalidParameterValue(
+            f"Number of message attributes [{len(raw)}] exceeds the allowed maximum [10]."
+        )
+    stored: list[StoredAttribute] = []
+    size = 0
+    for name_obj, raw_value in raw.items():
+        name = _attribute_name(name_obj)
+        value = _coerce_attribute(name, raw_value)
+        data_type = value.data_type
+        match = _DATA_TYPE.fullmatch(data_type) if data_type else None
+        if match is None:
+            if not data_type:
+                raise InvalidParameterValue(
+                    f"The message attribute '{name}' must contain non-empty message attribute type."
+                )
+            raise InvalidParameterValue(
+                f"The type of message (user) attribute '{name}' is invalid. You must use "
+                "only the following supported type prefixes: Binary, Number, String."
+            )
+        if len(data_type.encode("utf-8", "surrogatepass")) > L.ATTRIBUTE_TYPE_MAX:
+            raise InvalidParameterValue(
+                f"Message (user) attribute '{name}' type must be shorter than 256 bytes."
+            )
+        if has_invalid_chars(data_type):
+            raise InvalidParameterValue(
+                f"Message (user) attribute '{name}' type contains invalid characters."
+            )
+        base = match.group(1)
+        value_part: str | bytes
+        if base == "Binary":
+            if value.string_value is not None or not value.binary_value:
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' must contain a non-empty value "
+                    "of type 'Binary'."
+                )
+            value_part = value.binary_value
+            value_len = len(value_part)
+        else:
+            if value.binary_value is not None or not value.string_value:
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' must contain a non-empty value "
+                    f"of type '{base}'."
+                )
+            value_part = value.string_value
+            if has_invalid_chars(value_part):
+                raise InvalidParameterValue(
+                    f"Message (user) attribute '{name}' contains invalid characters. "
+                    "Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | "
+                    "#xE000 to #xFFFD | #x10000 to #x10FFFF"
+                )
+            if base == "Number":
+                _number(name, value_part)
+            value_len = len(value_part.encode("utf-8"))
+        size += len(name.encode("utf-8")) + len(data_type.encode("utf-8")) + value_len
+        stored.append((name, data_type, value_part))
+    return sort_attributes(stored), size
+
+
+def trace_header(value: object) -> str | None:
+    """The AWSTraceHeader system attribute: a non-empty String (section 2.1)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        if value.get("DataType") != "String":
+            raise InvalidParameterValue(
+                "Value for parameter MessageSystemAttributes.AWSTraceHeader.DataType is "
+                "invalid. Reason: must be String."
+            )
+        value = value.get("StringValue")
+    if not isinstance(value, str) or not value or has_invalid_chars(value):
+        raise InvalidParameterValue(
+            "Value for parameter MessageSystemAttributes.AWSTraceHeader is invalid. "
+            "Reason: must be a non-empty X-Ray trace header string."
+        )
+    return value
+
+
+def fifo_id(name: str, value: object) -> str:
+    """MessageGroupId / MessageDeduplicationId / ReceiveRequestAttemptId (section 2.1)."""
+    if not isinstance(value, str) or not _FIFO_ID.fullmatch(value):
+        _invalid(
+            name,
+            value if isinstance(value, str) else repr(value),
+            f"{name} can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+        )
+    return value
+
+
+def batch_entry_id(value: object) -> bool:
+    """True when ``value`` is a valid batch entry Id (section 4)."""
+    return isinstance(value, str) and _BATCH_ID.fullmatch(value) is not None
+
+
+def queue_name(value: object, *, fifo: bool) -> str:
+    """A queue name: ``[A-Za-z0-9_-]{1,80}``, FIFO names ending ``.fifo`` (section 2.1).
+
+    Message text is LocalStack's (UNCONFIRMED); the code is AWS-observed.
+    """
+    if isinstance(value, str):
+        pattern = _FIFO_QUEUE_NAME if fifo else _QUEUE_NAME
+        if pattern.fullmatch(value):
+            return value
+        if fifo and _QUEUE_NAME.fullmatch(value):
+            raise InvalidParameterValue(
+                "The name of a FIFO queue can only include alphanumeric characters, "
+                "hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in "
+                "length."
+            )
+    raise InvalidParameterValue(
+        "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
+    )

@@ -1,0 +1,32 @@
+"""Run the whole test suite: ``python3 tests`` from the repository root.
+
+Creates ``.venv`` once, installs sqsqueue with its development extras, then
+runs ruff, ``mypy --strict`` and pytest. Extra arguments go to pytest
+(``python3 tests -k fifo -x``). ``SQSQUEUE_LONG=1`` runs the model checks at
+depth (see README).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))
+from bootstrap import ensure_venv, run  # noqa: E402
+
+
+def main() -> int:
+    python = str(ensure_venv("dev"))
+    for step in (
+        [python, "-m", "ruff", "check", "."],
+        [python, "-m", "mypy"],
+        [python, "-m", "pytest", *sys.argv[1:]],
+    ):
+        code = run(step)
+        if code:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
