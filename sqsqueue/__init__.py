@@ -7,6 +7,7 @@
 """
 
 from sqsqueue import errors
+from sqsqueue._broker import Broker, ListQueuesResult, MoveTask
 from sqsqueue._clock import Clock, ManualClock, SystemClock
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import (
@@ -24,13 +25,16 @@ from sqsqueue._standard import Queue
 __all__ = [
     "BatchFailure",
     "BatchResult",
+    "Broker",
     "ChangeVisibilityEntry",
     "Clock",
     "DeleteEntry",
     "FifoQueue",
+    "ListQueuesResult",
     "ManualClock",
     "Message",
     "MessageAttributeValue",
+    "MoveTask",
     "Queue",
     "SendEntry",
     "SendResult",

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import attrs
 
 from sqsqueue import _limits as L
+from sqsqueue import _policy as policy_rules
 from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue
 
 __all__ = ["ATTRIBUTES", "READ_ONLY", "parse", "render"]
@@ -179,11 +180,8 @@ def _redrive_allow_policy(name: str, value: object) -> dict[str, Any] | None:
 
 def _policy(name: str, value: object) -> dict[str, Any] | None:
     doc = _json_object(name, value)
-    if doc is not None and len(json.dumps(doc).encode()) > 8_192:
-        raise InvalidAttributeValue(
-            "Invalid value for the parameter Policy. Reason: Policy size exceeds the "
-            "maximum of 8192 bytes."
-        )
+    if doc is not None:
+        policy_rules.validate(doc)
     return doc
 
 

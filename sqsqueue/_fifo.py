@@ -34,8 +34,9 @@ import heapq
 import random as _random
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
+from typing import Any
 
 from sortedcontainers import SortedKeyList
 
@@ -131,8 +132,11 @@ class FifoQueue(_BaseQueue):
         random: _random.Random | None = None,
         region: str = "us-east-1",
         account_id: str = "000000000000",
+        dead_letter_queue: _BaseQueue | None = None,
+        max_receive_count: int | None = None,
         _lock: threading.RLock | None = None,
-        **kwargs: object,
+        _resolver: Callable[[str], _BaseQueue | None] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(
             name,
@@ -141,7 +145,10 @@ class FifoQueue(_BaseQueue):
             random=random,
             region=region,
             account_id=account_id,
+            dead_letter_queue=dead_letter_queue,
+            max_receive_count=max_receive_count,
             _lock=_lock,
+            _resolver=_resolver,
             content_based_deduplication=content_based_deduplication,
             deduplication_scope=deduplication_scope,
             fifo_throughput_limit=fifo_throughput_limit,
@@ -229,7 +236,7 @@ class FifoQueue(_BaseQueue):
 
     # -- selection ----------------------------------------------------------------
 
-    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+    def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         vis_bound = (now << SEQ_BITS) | SEQ_MASK
         fresh_bound = self._fresh_bound(now)
         shift = self._delay_us() << SEQ_BITS
@@ -238,7 +245,6 @@ class FifoQueue(_BaseQueue):
             self._heads_enqueue.irange_key(max_key=fresh_bound),
             key=lambda g: g.key if g.where == _BY_VISIBILITY else g.key + shift,
         )
-        threshold = self._max_receive_count if self._dead_letter is not None else 0
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for group in groups:
@@ -249,7 +255,7 @@ class FifoQueue(_BaseQueue):
                 if rec.vkey > vis_bound:
                     locked = True  # in flight: the rest of the group waits
                     break
-                if threshold and rec.receive_count >= threshold:
+                if threshold and rec.receive_base + rec.receive_count >= threshold:
                     dead.append(rec)  # moved; the group goes on (section 9)
                     continue
                 deliver.append(rec)
@@ -260,6 +266,9 @@ class FifoQueue(_BaseQueue):
             for rec in group.fresh:
                 if rec.vkey > fresh_bound:
                     break
+                if threshold and rec.receive_base >= threshold:
+                    dead.append(rec)  # arrived dead-lettered with its count spent
+                    continue
                 deliver.append(rec)
                 if len(deliver) == limit:
                     return deliver, dead
@@ -334,9 +343,7 @@ class FifoQueue(_BaseQueue):
             )
         rec = self._new_record(p, now, now, sender_id)
         rec.dedup_id = dedup_id
-        rec.sequence_number = (
-            _SEQUENCE_BASE + ((rec.skey & SEQ_MASK) << 16) + self._rng.getrandbits(16)
-        )
+        rec.sequence_number = self._next_sequence_number(rec)
         self._enqueue(rec)
         entry = _DedupEntry(now + L.DEDUP_WINDOW * L.US, rec.message_id, rec.sequence_number)
         self._dedup[key] = entry
@@ -344,6 +351,18 @@ class FifoQueue(_BaseQueue):
         return SendResult(
             rec.message_id, p.body_md5, p.attributes_md5, system_md5, str(rec.sequence_number)
         )
+
+    def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:
+        # FIFO: the enqueue timestamp resets on a move to the DLQ (section 9).
+        return now
+
+    def _adopt_dead_letter(self, rec: _Record, now: int) -> None:
+        # "the dedup id is replaced with the original MessageId" (section 9).
+        rec.dedup_id = rec.message_id
+        rec.sequence_number = self._next_sequence_number(rec)
+
+    def _next_sequence_number(self, rec: _Record) -> int:
+        return _SEQUENCE_BASE + ((rec.skey & SEQ_MASK) << 16) + self._rng.getrandbits(16)
 
     def _advance_policy(self, now: int) -> None:
         order = self._dedup_order

@@ -46,14 +46,15 @@ import os
 import random as _random
 import struct
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar, NoReturn
 
 from sortedcontainers import SortedKeyList
 
-from sqsqueue import _attributes, _validate
+from sqsqueue import _attributes, _policy, _validate
 from sqsqueue import _limits as L
+from sqsqueue._admin import QueueAdmin
 from sqsqueue._clock import Clock, SystemClock, Waiter
 from sqsqueue._message import (
     SEQ_BITS,
@@ -184,7 +185,7 @@ class _Prepared:
         self.dedup_id = dedup_id
 
 
-class _BaseQueue(abc.ABC):
+class _BaseQueue(QueueAdmin, abc.ABC):
     """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
 
     FIFO: ClassVar[bool] = False
@@ -198,7 +199,10 @@ class _BaseQueue(abc.ABC):
         random: _random.Random | None = None,
         region: str = "us-east-1",
         account_id: str = "000000000000",
+        dead_letter_queue: _BaseQueue | None = None,
+        max_receive_count: int | None = None,
         _lock: threading.RLock | None = None,
+        _resolver: Callable[[str], _BaseQueue | None] | None = None,
         **kwargs: object,
     ) -> None:
         self._name = _validate.queue_name(name, fifo=self.FIFO)
@@ -219,20 +223,49 @@ class _BaseQueue(abc.ABC):
         update = _attributes.parse(requested, fifo=self.FIFO, creating=True, current=values)
         values.update(update)
         _attributes.apply_sse(values, update)
+        if dead_letter_queue is not None:
+            # Standalone redrive: the DLQ object stands in for a Broker's lookup
+            # by ARN, and the two queues share one lock so moves are atomic.
+            if not isinstance(dead_letter_queue, _BaseQueue):
+                raise InvalidParameterValue(
+                    f"Value {dead_letter_queue!r} for parameter dead_letter_queue is "
+                    "invalid. Reason: must be a Queue or FifoQueue."
+                )
+            redrive = {
+                "deadLetterTargetArn": dead_letter_queue.arn,
+                "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
+            }
+            update.update(
+                _attributes.parse(
+                    {"RedrivePolicy": redrive}, fifo=self.FIFO, creating=True, current=values
+                )
+            )
+            values.update(update)
+            if _resolver is None:
+                _resolver = {dead_letter_queue.arn: dead_letter_queue}.get
+            if _lock is None:
+                _lock = dead_letter_queue._lock
+        self._resolver: Callable[[str], _BaseQueue | None] = (
+            _resolver if _resolver is not None else _no_queue
+        )
         self._values = values
-        self._lock = _lock if _lock is not None else threading.RLock()
+        self._lock: threading.RLock = _lock if _lock is not None else threading.RLock()
         self._rng = random if random is not None else _random.Random(os.urandom(16))
         self._entropy = _Entropy(random)
         self._tag = self._entropy.take(7)
         self._seq = 0
         self._waiters: set[Waiter] = set()
+        self._tags: dict[str, str] = {}
+        #: Called with ``now`` by every operation (a Broker drives move tasks).
+        self._tick: Callable[[int], None] | None = None
         self._last_purge: int | None = None
         #: Dead-letter target and threshold, resolved by the owner (Broker).
-        self._dead_letter: _BaseQueue | None = None
         self._max_receive_count = 0
         self._deleted = False
         self._reset_messages()
         self._apply_config()
+        self._validate_update(update)
+        self._apply_update(update)
         now = self._now_us()
         self._created = now // US
         self._modified = now // US
@@ -288,6 +321,21 @@ class _BaseQueue(abc.ABC):
 
             raise QueueDoesNotExist()
 
+    def _authorize(
+        self, principal: str | None, action: str, sender_id: str | None = None
+    ) -> str | None:
+        """Refuse ``action`` unless ``principal`` owns the queue or a policy
+        statement grants it (see ``_policy.py``). Returns the SenderId to record."""
+        if principal is None:
+            return sender_id
+        account = _policy.caller_account(principal)
+        if account != self._account_id:
+            with self._lock:
+                doc = self._values.get("Policy")
+            if not _policy.is_allowed(doc, account, action, self.arn):  # type: ignore[arg-type]
+                raise _policy.access_denied(self.url)
+        return sender_id if sender_id is not None else account
+
     # -- storage and the transitions ---------------------------------------------
 
     def _reset_messages(self) -> None:
@@ -315,9 +363,11 @@ class _BaseQueue(abc.ABC):
         """A record's ``vkey`` changed (received, re-hidden or made visible)."""
 
     @abc.abstractmethod
-    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+    def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         """Choose up to ``limit`` receivable records, in delivery order, without
-        changing anything. Returns (to deliver, to dead-letter)."""
+        changing anything. Returns (to deliver, to dead-letter): with a
+        ``threshold`` > 0, a record already received ``threshold`` times is
+        dead-lettered instead of delivered (section 11)."""
 
     @abc.abstractmethod
     def _next_due(self, now: int) -> int | None:
@@ -339,7 +389,8 @@ class _BaseQueue(abc.ABC):
         was_fresh = rec.receive_count == 0
         if was_fresh:
             self._fresh.remove(rec)
-            rec.first_receive = now
+            if not rec.first_receive:
+                rec.first_receive = now
         else:
             self._received.remove(rec)
         rec.vkey = ((now + visibility_us) << SEQ_BITS) | (rec.skey & SEQ_MASK)
@@ -383,6 +434,8 @@ class _BaseQueue(abc.ABC):
             while expiry and expiry[0].skey <= bound:
                 self._drop(expiry[0])
         self._advance_policy(now)
+        if self._tick is not None:
+            self._tick(now)
 
     def _advance_policy(self, now: int) -> None:
         """Hook for policy deadlines (FIFO deduplication window)."""
@@ -484,6 +537,7 @@ class _BaseQueue(abc.ABC):
         group_id: str | None = None,
         deduplication_id: str | None = None,
         sender_id: str | None = None,
+        principal: str | None = None,
     ) -> SendResult:
         """Send one message (SendMessage).
 
@@ -495,6 +549,7 @@ class _BaseQueue(abc.ABC):
 
         Runtime complexity: O(log n).
         """
+        sender_id = self._authorize(principal, "SendMessage", sender_id)
         p = self._prepare(
             body,
             delay_seconds,
@@ -511,6 +566,7 @@ class _BaseQueue(abc.ABC):
         entries: Iterable[SendEntry | str | Mapping[str, Any]],
         *,
         sender_id: str | None = None,
+        principal: str | None = None,
     ) -> BatchResult:
         """Send up to 10 messages (SendMessageBatch), reporting each entry.
 
@@ -521,6 +577,7 @@ class _BaseQueue(abc.ABC):
 
         Runtime complexity: O(k log n) for k entries.
         """
+        sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
         items = _batch_entries(entries, "SendMessageBatchRequestEntry", _coerce_send)
         prepared: dict[str, _Prepared] = {}
         failed: list[BatchFailure] = []
@@ -583,9 +640,14 @@ class _BaseQueue(abc.ABC):
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
             limit = min(limit, room)
-        deliver, dead = self._select(now, limit)
-        for rec in dead:
-            self._dead_letter_move(rec, now)
+        target = self._redrive_target()
+        threshold = self._max_receive_count if target is not None else 0
+        deliver, dead = self._select(now, limit, threshold)
+        if dead:
+            assert target is not None
+            for rec in dead:
+                self._drop(rec)
+                target._accept_dead_letter(rec, self.arn, now)
         out: list[Message] = []
         handles: list[str] = []
         for rec in deliver:
@@ -622,15 +684,75 @@ class _BaseQueue(abc.ABC):
         """FIFO only: the messages of an earlier attempt, if it can be replayed."""
         return None
 
-    def _dead_letter_move(self, rec: _Record, now: int) -> None:
-        target = self._dead_letter
-        self._drop(rec)
-        if target is not None:
-            target._accept_dead_letter(rec, self.arn, now)
+    # -- dead-letter queues (section 10, 11) ------------------------------------
+
+    def _redrive_target(self) -> _BaseQueue | None:
+        """The queue that takes this queue's dead letters now, if any.
+
+        Resolved at each receive, so a DLQ deleted (or re-created) later is
+        seen. If the DLQ is gone or its RedriveAllowPolicy no longer admits
+        this queue, messages are delivered normally rather than lost
+        (UNCONFIRMED: AWS does not document this case).
+        """
+        policy = self._values.get("RedrivePolicy")
+        if policy is None:
+            return None
+        assert isinstance(policy, dict)
+        target = self._resolver(policy["deadLetterTargetArn"])
+        if target is None or target._deleted or target.FIFO != self.FIFO:
+            return None
+        return target if target._admits_source(self.arn) else None
+
+    def _admits_source(self, source_arn: str) -> bool:
+        """RedriveAllowPolicy: may ``source_arn`` use this queue as its DLQ?"""
+        allow = self._values.get("RedriveAllowPolicy")
+        if allow is None:
+            return True  # allowAll is the default (section 5)
+        assert isinstance(allow, dict)
+        permission = allow["redrivePermission"]
+        if permission == "allowAll":
+            return True
+        if permission == "denyAll":
+            return False
+        return source_arn in allow.get("sourceQueueArns", ())
 
     def _accept_dead_letter(self, rec: _Record, source_arn: str, now: int) -> None:
-        """Store a message moved here from ``source_arn`` (section 10, 11)."""
-        raise NotImplementedError  # implemented with the Broker
+        """Store a message dead-lettered from ``source_arn`` (sections 9, 10, 11).
+
+        Message id, body, attributes, trace header, sender and group id are
+        kept, ApproximateReceiveCount continues, DeadLetterQueueSourceArn is
+        added; the enqueue time is kept on standard queues (retention counts
+        from the original send) and reset on FIFO queues.
+        """
+        self._advance(now)
+        self._seq += 1
+        seq = self._seq
+        sent = self._dead_letter_enqueue_time(rec, now)
+        new = _Record(
+            (sent << SEQ_BITS) | seq,
+            (now << SEQ_BITS) | seq,
+            rec.message_id,
+            rec.body,
+            rec.size,
+            rec.attributes,
+            rec.attributes_md5,
+            rec.sender_id,
+        )
+        new.trace_header = rec.trace_header
+        new.group_id = rec.group_id
+        new.dedup_id = rec.dedup_id
+        new.dlq_source_arn = source_arn
+        new.receive_base = rec.receive_base + rec.receive_count
+        new.first_receive = rec.first_receive
+        self._adopt_dead_letter(new, now)
+        self._enqueue(new)
+        self._notify()
+
+    def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:
+        return rec.skey >> SEQ_BITS
+
+    def _adopt_dead_letter(self, rec: _Record, now: int) -> None:
+        """Policy hook: FIFO gives the moved message a new sequence number."""
 
     def _view(
         self,
@@ -667,7 +789,7 @@ class _BaseQueue(abc.ABC):
         if want("SentTimestamp"):
             out["SentTimestamp"] = str((rec.skey >> SEQ_BITS) // 1000)
         if want("ApproximateReceiveCount"):
-            out["ApproximateReceiveCount"] = str(rec.receive_count)
+            out["ApproximateReceiveCount"] = str(rec.receive_base + rec.receive_count)
         if want("ApproximateFirstReceiveTimestamp"):
             out["ApproximateFirstReceiveTimestamp"] = str(rec.first_receive // 1000)
         if rec.sequence_number is not None and want("SequenceNumber"):
@@ -720,6 +842,7 @@ class _BaseQueue(abc.ABC):
         attribute_names: Sequence[str] = _ALL,
         message_attribute_names: Sequence[str] = _ALL,
         receive_request_attempt_id: str | None = None,
+        principal: str | None = None,
     ) -> list[Message]:
         """Receive up to ``max_messages`` (1..10) messages (ReceiveMessage).
 
@@ -733,6 +856,7 @@ class _BaseQueue(abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
+        self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
             max_messages,
             visibility_timeout,
@@ -776,11 +900,13 @@ class _BaseQueue(abc.ABC):
         attribute_names: Sequence[str] = _ALL,
         message_attribute_names: Sequence[str] = _ALL,
         receive_request_attempt_id: str | None = None,
+        principal: str | None = None,
     ) -> list[Message]:
         """:meth:`receive` for asyncio: a long poll suspends the task, never the loop.
 
         Runtime complexity: as :meth:`receive`.
         """
+        self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
             max_messages,
             visibility_timeout,
@@ -892,13 +1018,14 @@ class _BaseQueue(abc.ABC):
     def _after_delete(self, rec: _Record, now: int) -> None:
         """Policy hook: a delete may make a FIFO group receivable at once."""
 
-    def delete(self, receipt_handle: str) -> None:
+    def delete(self, receipt_handle: str, *, principal: str | None = None) -> None:
         """Delete a received message (DeleteMessage).
 
         Standard queues accept any handle ever issued for the message, even
         after its visibility timeout ended; deleting a deleted message succeeds
         (section 8). Runtime complexity: O(log n).
         """
+        self._authorize(principal, "DeleteMessage")
         with self._lock:
             self._check_alive()
             now = self._now_us()
@@ -926,7 +1053,9 @@ class _BaseQueue(abc.ABC):
             )
         self._rehide(rec, due)
 
-    def change_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
+    def change_visibility(
+        self, receipt_handle: str, visibility_timeout: int, *, principal: str | None = None
+    ) -> None:
         """Set a received message's visibility timeout, counted from now
         (ChangeMessageVisibility). ``0`` makes it receivable at once.
 
@@ -934,6 +1063,7 @@ class _BaseQueue(abc.ABC):
         receive that issued it is never exceeded (section 8).
         Runtime complexity: O(log n).
         """
+        self._authorize(principal, "ChangeMessageVisibility")
         with self._lock:
             self._check_alive()
             now = self._now_us()
@@ -941,12 +1071,18 @@ class _BaseQueue(abc.ABC):
             self._change_one(receipt_handle, visibility_timeout, now)
             self._notify()
 
-    def delete_batch(self, entries: Iterable[DeleteEntry | str | Mapping[str, Any]]) -> BatchResult:
+    def delete_batch(
+        self,
+        entries: Iterable[DeleteEntry | str | Mapping[str, Any]],
+        *,
+        principal: str | None = None,
+    ) -> BatchResult:
         """Delete up to 10 messages (DeleteMessageBatch), reporting each entry.
 
         Entries are :class:`DeleteEntry`, plain receipt handles (ids ``"0"``,
         ``"1"``, ...) or boto3-shaped dicts. Runtime complexity: O(k log n).
         """
+        self._authorize(principal, "DeleteMessageBatch")
         items = _batch_entries(entries, "DeleteMessageBatchRequestEntry", _coerce_delete)
         with self._lock:
             self._check_alive()
@@ -957,12 +1093,16 @@ class _BaseQueue(abc.ABC):
         return result
 
     def change_visibility_batch(
-        self, entries: Iterable[ChangeVisibilityEntry | Mapping[str, Any]]
+        self,
+        entries: Iterable[ChangeVisibilityEntry | Mapping[str, Any]],
+        *,
+        principal: str | None = None,
     ) -> BatchResult:
         """Change up to 10 visibility timeouts (ChangeMessageVisibilityBatch).
 
         Runtime complexity: O(k log n).
         """
+        self._authorize(principal, "ChangeMessageVisibilityBatch")
         items = _batch_entries(entries, "ChangeMessageVisibilityBatchRequestEntry", _coerce_change)
         with self._lock:
             self._check_alive()
@@ -976,13 +1116,14 @@ class _BaseQueue(abc.ABC):
 
     # -- queue-level operations ---------------------------------------------------
 
-    def purge(self) -> None:
+    def purge(self, *, principal: str | None = None) -> None:
         """Delete every message, in flight and delayed included (PurgeQueue).
 
         Allowed once per 60 seconds. Purging a FIFO queue also clears its
         deduplication history. Runtime complexity: O(1) (the old messages are
         freed afterwards).
         """
+        self._authorize(principal, "PurgeQueue")
         with self._lock:
             self._check_alive()
             now = self._now_us()
@@ -994,12 +1135,15 @@ class _BaseQueue(abc.ABC):
             self._reset_messages()
             self._notify()
 
-    def get_attributes(self, names: Iterable[str] = _ALL) -> dict[str, str]:
+    def get_attributes(
+        self, names: Iterable[str] = _ALL, *, principal: str | None = None
+    ) -> dict[str, str]:
         """Queue attributes as AWS's strings (GetQueueAttributes).
 
         ``names`` may hold ``"All"``; no names gives ``{}``. Unknown names raise
         InvalidAttributeName. Runtime complexity: O(log n).
         """
+        self._authorize(principal, "GetQueueAttributes")
         wanted = _names("AttributeNames", names)
         with self._lock:
             self._check_alive()
@@ -1033,7 +1177,12 @@ class _BaseQueue(abc.ABC):
             return out
 
     def set_attributes(
-        self, attributes: Mapping[str, object] | None = None, /, **kwargs: object
+        self,
+        attributes: Mapping[str, object] | None = None,
+        /,
+        *,
+        principal: str | None = None,
+        **kwargs: object,
     ) -> None:
         """Change queue attributes (SetQueueAttributes).
 
@@ -1043,6 +1192,7 @@ class _BaseQueue(abc.ABC):
         a new DelaySeconds applies to stored messages on FIFO queues only.
         Runtime complexity: O(1), plus the messages it expires.
         """
+        self._authorize(principal, "SetQueueAttributes")
         requested: dict[str, object] = dict(attributes or {})
         requested.update(kwargs)
         with self._lock:
@@ -1061,10 +1211,37 @@ class _BaseQueue(abc.ABC):
             self._notify()
 
     def _validate_update(self, update: Mapping[str, object]) -> None:
-        """Owner-level checks (redrive targets) before an update applies."""
+        """Cross-queue checks before an update applies: the DLQ must exist, be
+        of the same type and admit this queue (section 5). Texts UNCONFIRMED."""
+        policy = update.get("RedrivePolicy")
+        if policy is None:
+            return
+        assert isinstance(policy, dict)
+        arn = policy["deadLetterTargetArn"]
+        text = _attributes.render("RedrivePolicy", policy)
+        target = self._resolver(arn)
+        reason = None
+        if target is None or target._deleted:
+            reason = "Dead letter target does not exist."
+        elif target is self:
+            reason = "A queue cannot be its own dead-letter queue."
+        elif target.FIFO != self.FIFO:
+            reason = "Dead-letter queue must be the same type of queue as the source queue."
+        elif not target._admits_source(self.arn):
+            reason = (
+                f"Queue {self.arn} is not allowed as a source by the dead-letter "
+                "queue's RedriveAllowPolicy."
+            )
+        if reason:
+            raise InvalidParameterValue(
+                f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}"
+            )
 
     def _apply_update(self, update: Mapping[str, object]) -> None:
-        """Owner-level effects of an applied update."""
+        """Effects of an applied update beyond the stored values."""
+        if "RedrivePolicy" in update:
+            policy = update["RedrivePolicy"]
+            self._max_receive_count = policy["maxReceiveCount"] if isinstance(policy, dict) else 0
 
     @property
     def attributes(self) -> dict[str, str]:
@@ -1102,6 +1279,10 @@ class _BaseQueue(abc.ABC):
 
 
 # -- helpers ----------------------------------------------------------------------
+
+
+def _no_queue(arn: str) -> _BaseQueue | None:
+    return None
 
 
 def _int(value: object) -> int:

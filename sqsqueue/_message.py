@@ -150,6 +150,7 @@ class _Record:
         "message_id",
         "old_tokens",
         "receipt_no",
+        "receive_base",
         "receive_cap",
         "receive_count",
         "sender_id",
@@ -181,6 +182,9 @@ class _Record:
         self.attributes_md5 = attributes_md5
         self.sender_id = sender_id
         self.receive_count = 0
+        #: Receives in the queue a dead-lettered message came from: its
+        #: ApproximateReceiveCount continues from there (section 10).
+        self.receive_base = 0
         self.first_receive = 0
         self.receipt_no = 0
         self.receive_cap = 0

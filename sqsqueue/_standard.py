@@ -11,8 +11,9 @@ from __future__ import annotations
 import heapq
 import random as _random
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import attrgetter
+from typing import Any
 
 from sqsqueue import _limits as L
 from sqsqueue import _validate
@@ -70,8 +71,11 @@ class Queue(_BaseQueue):
         random: _random.Random | None = None,
         region: str = "us-east-1",
         account_id: str = "000000000000",
+        dead_letter_queue: _BaseQueue | None = None,
+        max_receive_count: int | None = None,
         _lock: threading.RLock | None = None,
-        **kwargs: object,
+        _resolver: Callable[[str], _BaseQueue | None] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(
             name,
@@ -80,7 +84,10 @@ class Queue(_BaseQueue):
             random=random,
             region=region,
             account_id=account_id,
+            dead_letter_queue=dead_letter_queue,
+            max_receive_count=max_receive_count,
             _lock=_lock,
+            _resolver=_resolver,
             visibility_timeout=visibility_timeout,
             delay_seconds=delay_seconds,
             message_retention_period=message_retention_period,
@@ -103,7 +110,7 @@ class Queue(_BaseQueue):
     def _moved(self, rec: _Record, was_fresh: bool) -> None:
         pass
 
-    def _select(self, now: int, limit: int) -> tuple[list[_Record], list[_Record]]:
+    def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         bound = (now << SEQ_BITS) | SEQ_MASK
         fresh = self._fresh.irange_key(max_key=bound)
         received = self._received
@@ -111,11 +118,10 @@ class Queue(_BaseQueue):
             candidates = heapq.merge(fresh, received.irange_key(max_key=bound), key=_VKEY)
         else:
             candidates = fresh
-        threshold = self._max_receive_count if self._dead_letter is not None else 0
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for rec in candidates:
-            if threshold and rec.receive_count >= threshold:
+            if threshold and rec.receive_base + rec.receive_count >= threshold:
                 dead.append(rec)
                 continue
             deliver.append(rec)

@@ -1,0 +1,604 @@
+"""The Broker: one account's queues in one region, as SQS sees them.
+
+A :class:`Broker` owns the queue namespace (names, URLs, ARNs), hands messages
+between queues through redrive policies and message move tasks, and applies
+the account-level rules of ``sqs-behaviour.md`` sections 2, 3, 5, 10 and 11:
+idempotent CreateQueue, the 60-second re-create window, ListQueues paging,
+ListDeadLetterSourceQueues, move tasks.
+
+All queues of a broker share one re-entrant lock, so a dead-letter move from
+one queue into another is atomic and lock order can never deadlock. Move
+tasks, like every other deadline, advance lazily: each operation on any queue
+of the broker first moves what the task's rate allows by ``now``. No threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import random as _random
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from sortedcontainers import SortedDict
+
+from sqsqueue import _attributes, _validate
+from sqsqueue import _limits as L
+from sqsqueue._admin import validate_tags
+from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._lifecycle import _BaseQueue, _Prepared, _uuid4
+from sqsqueue._standard import Queue
+from sqsqueue.errors import (
+    InvalidParameterValue,
+    QueueDeletedRecently,
+    QueueDoesNotExist,
+    QueueNameExists,
+    ResourceNotFoundException,
+)
+
+__all__ = ["Broker", "ListQueuesResult", "MoveTask"]
+
+US = L.US
+_ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
+_ACCOUNT = re.compile(r"[0-9]{12}")
+MOVE_TASK_RATE_MAX = 500
+MOVE_TASKS_LISTED_MAX = 10
+ACTIVE_MOVE_TASKS_MAX = 100
+
+
+@attrs.frozen
+class ListQueuesResult:
+    """A page of queue URLs; ``next_token`` is set when more remain."""
+
+    queue_urls: tuple[str, ...]
+    next_token: str | None = None
+
+
+@attrs.define
+class MoveTask:
+    """A message move task (section 11), as ListMessageMoveTasks reports it."""
+
+    task_id: str
+    source_arn: str
+    destination_arn: str | None
+    max_number_of_messages_per_second: int | None
+    started: int  # microseconds
+    to_move: int
+    moved: int = 0
+    status: str = "RUNNING"
+    failure_reason: str | None = None
+
+    @property
+    def task_handle(self) -> str:
+        """base64 of ``{"taskId": ..., "sourceArn": ...}`` (AWS-obs, section 11)."""
+        raw = json.dumps({"taskId": self.task_id, "sourceArn": self.source_arn})
+        return base64.b64encode(raw.encode()).decode()
+
+    def to_aws(self) -> dict[str, object]:
+        """The ListMessageMoveTasksResultEntry shape."""
+        out: dict[str, object] = {"Status": self.status, "SourceArn": self.source_arn}
+        if self.status == "RUNNING":
+            out["TaskHandle"] = self.task_handle
+        if self.destination_arn is not None:
+            out["DestinationArn"] = self.destination_arn
+        if self.max_number_of_messages_per_second is not None:
+            out["MaxNumberOfMessagesPerSecond"] = self.max_number_of_messages_per_second
+        out["ApproximateNumberOfMessagesMoved"] = self.moved
+        out["ApproximateNumberOfMessagesToMove"] = self.to_move
+        if self.failure_reason is not None:
+            out["FailureReason"] = self.failure_reason
+        out["StartedTimestamp"] = self.started // 1000
+        return out
+
+
+class Broker:
+    """Queues of one AWS account in one region.
+
+    >>> from sqsqueue import ManualClock
+    >>> broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id="123456789012")
+    >>> q = broker.create_queue("jobs", visibility_timeout=60)
+    >>> q.url
+    'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
+    >>> broker.get_queue(q.url) is q
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        region: str = "us-east-1",
+        account_id: str = "000000000000",
+        random: _random.Random | None = None,
+    ) -> None:
+        if clock is not None and not isinstance(clock, Clock):
+            raise InvalidParameterValue(
+                f"Value {clock!r} for parameter clock is invalid. Reason: must be a Clock."
+            )
+        if not isinstance(account_id, str) or not _ACCOUNT.fullmatch(account_id):
+            raise InvalidParameterValue(
+                f"Value {account_id!r} for parameter account_id is invalid. Reason: an AWS "
+                "account id is 12 digits."
+            )
+        if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", region):
+            raise InvalidParameterValue(
+                f"Value {region!r} for parameter region is invalid."
+            )
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.region = region
+        self.account_id = account_id
+        self._random = random
+        self._rng = random if random is not None else _random.Random()
+        self._lock = threading.RLock()
+        self._queues: SortedDict = SortedDict()  # name -> queue
+        self._deleted_at: dict[str, int] = {}
+        self._tasks: dict[str, list[MoveTask]] = {}  # source arn -> tasks, oldest first
+        self._running: list[MoveTask] = []
+        self._driving = False
+
+    def __repr__(self) -> str:
+        return f"Broker(region={self.region!r}, account_id={self.account_id!r})"
+
+    def _now_us(self) -> int:
+        return round(self.clock.now() * US)
+
+    # -- naming -------------------------------------------------------------------
+
+    def _by_arn(self, arn: str) -> _BaseQueue | None:
+        match = _ARN.fullmatch(arn) if isinstance(arn, str) else None
+        if match is None:
+            return None
+        region, account, name = match.groups()
+        if region != self.region or account != self.account_id:
+            return None
+        queue: _BaseQueue | None = self._queues.get(name)
+        return queue
+
+    def _name_from(self, ref: object) -> str:
+        """The queue name in a URL, ARN or bare name."""
+        if not isinstance(ref, str) or not ref:
+            raise QueueDoesNotExist()
+        match = _ARN.fullmatch(ref)
+        if match:
+            region, account, name = match.groups()
+            if region != self.region or account != self.account_id:
+                raise QueueDoesNotExist()
+            return name
+        if "/" in ref:
+            parts = ref.rstrip("/").split("/")
+            if len(parts) < 2 or parts[-2] != self.account_id:
+                raise QueueDoesNotExist()
+            return parts[-1]
+        return ref  # a bare name (accepted by AWS, section 2.1; UNCONFIRMED)
+
+    def get_queue(self, ref: str) -> Queue | FifoQueue:
+        """The queue named by a URL, an ARN or a name. O(log q)."""
+        name = self._name_from(ref)
+        with self._lock:
+            queue = self._queues.get(name)
+            if queue is None:
+                raise QueueDoesNotExist()
+            self._drive(self._now_us())
+            assert isinstance(queue, Queue | FifoQueue)
+            return queue
+
+    queue_for_url = get_queue
+
+    def get_queue_url(
+        self,
+        name: str,
+        *,
+        queue_owner_account_id: str | None = None,
+        principal: str | None = None,
+    ) -> str:
+        """GetQueueUrl. A queue of another account does not exist here. O(log q)."""
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,80}", name):
+            raise QueueDoesNotExist()
+        if queue_owner_account_id is not None and queue_owner_account_id != self.account_id:
+            raise QueueDoesNotExist()
+        queue = self.get_queue(name)
+        queue._authorize(principal, "GetQueueUrl")
+        return queue.url
+
+    # -- create and delete ----------------------------------------------------------
+
+    def create_queue(
+        self,
+        name: str,
+        *,
+        attributes: Mapping[str, object] | None = None,
+        tags: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> Queue | FifoQueue:
+        """CreateQueue: a :class:`Queue`, or a :class:`FifoQueue` when
+        ``fifo_queue=True`` (or ``FifoQueue: "true"``) and the name ends ``.fifo``.
+
+        Idempotent: with a name in use, returns the existing queue if every
+        attribute given equals its current value, else raises QueueNameExists
+        naming the first that differs (section 2.1). A name deleted less than 60
+        seconds ago raises QueueDeletedRecently. O(log q).
+        """
+        requested: dict[str, object] = dict(attributes or {})
+        for key, value in kwargs.items():
+            if value is not None:
+                requested[key] = value
+        fifo_raw = None
+        for key in ("FifoQueue", "fifo_queue"):
+            if key in requested:
+                fifo_raw = requested[key]
+        fifo = fifo_raw is not None and _attributes.ATTRIBUTES["FifoQueue"].parse(
+            "FifoQueue", fifo_raw
+        ) is True
+        if fifo:
+            # FifoQueue=false stays in the request: a standard queue refuses it
+            # with AWS's "Unknown Attribute FifoQueue." (section 2.1).
+            requested = {
+                k: v for k, v in requested.items() if k not in ("FifoQueue", "fifo_queue")
+            }
+        clean_tags = validate_tags(tags) if tags is not None else {}
+        _validate.queue_name(name, fifo=fifo)
+        with self._lock:
+            now = self._now_us()
+            self._drive(now)
+            existing = self._queues.get(name)
+            if existing is not None:
+                self._check_same(existing, requested, fifo, fifo_raw is not None)
+                assert isinstance(existing, Queue | FifoQueue)
+                return existing
+            deleted = self._deleted_at.get(name)
+            if deleted is not None and now < deleted + L.RECREATE_INTERVAL * US:
+                raise QueueDeletedRecently()
+            cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
+            queue = cls(
+                name,
+                clock=self.clock,
+                attributes=requested,
+                random=self._random,
+                region=self.region,
+                account_id=self.account_id,
+                _lock=self._lock,
+                _resolver=self._by_arn,
+            )
+            queue._tick = self._drive
+            if clean_tags:
+                queue._set_tags(clean_tags)
+            self._queues[name] = queue
+            self._deleted_at.pop(name, None)
+            return queue
+
+    def _check_same(
+        self, queue: _BaseQueue, requested: dict[str, object], fifo: bool, fifo_given: bool
+    ) -> None:
+        if fifo_given and fifo != queue.FIFO:
+            raise QueueNameExists(
+                "A queue already exists with the same name and a different value for "
+                "attribute FifoQueue"
+            )
+        parsed = _attributes.parse(
+            requested, fifo=queue.FIFO, creating=True, current=queue._values
+        )
+        for attr_name, value in parsed.items():
+            if queue._values.get(attr_name) != value:
+                raise QueueNameExists(
+                    "A queue already exists with the same name and a different value "
+                    f"for attribute {attr_name}"
+                )
+
+    def delete_queue(self, ref: str, *, principal: str | None = None) -> None:
+        """DeleteQueue: the queue and its messages go at once; the name can be
+        reused after 60 seconds. Old references raise QueueDoesNotExist. O(log q).
+        """
+        queue = self.get_queue(ref)
+        queue._authorize(principal, "DeleteQueue")
+        with self._lock:
+            now = self._now_us()
+            del self._queues[queue.name]
+            self._deleted_at[queue.name] = now
+            queue._deleted = True
+            queue._reset_messages()
+            queue._notify()
+
+    # -- listing --------------------------------------------------------------------
+
+    def list_queues(
+        self,
+        prefix: str | None = None,
+        *,
+        max_results: int | None = None,
+        next_token: str | None = None,
+    ) -> ListQueuesResult:
+        """ListQueues: URLs in name order, optionally by prefix (case-sensitive).
+
+        Without ``max_results`` at most 1,000 URLs and no token; with it, a page
+        of 1..1000 and a ``next_token`` when more remain (section 2.1).
+        O(log q + page).
+        """
+        with self._lock:
+            self._drive(self._now_us())
+            if next_token is not None:
+                after = _decode_token(next_token)
+                names = self._queues.irange(minimum=after, inclusive=(False, True))
+            else:
+                names = self._queues.irange(minimum=prefix or None)
+            return _page(names, prefix, max_results, lambda n: self._queues[n].url)
+
+    def list_dead_letter_source_queues(
+        self,
+        ref: str,
+        *,
+        max_results: int | None = None,
+        next_token: str | None = None,
+        principal: str | None = None,
+    ) -> ListQueuesResult:
+        """ListDeadLetterSourceQueues: queues whose RedrivePolicy targets ``ref``.
+
+        O(q) in the number of queues (never in messages).
+        """
+        target = self.get_queue(ref)
+        target._authorize(principal, "ListDeadLetterSourceQueues")
+        with self._lock:
+            sources = self._sources_of(target.arn)
+            start = _decode_token(next_token) if next_token is not None else None
+            names = (n for n in sources if start is None or n > start)
+            return _page(names, None, max_results, lambda n: self._queues[n].url)
+
+    def _sources_of(self, arn: str) -> list[str]:
+        out = []
+        for name, queue in self._queues.items():
+            policy = queue._values.get("RedrivePolicy")
+            if isinstance(policy, dict) and policy["deadLetterTargetArn"] == arn:
+                out.append(name)
+        return out
+
+    # -- tags and permissions (delegated to the queue) -------------------------------
+
+    def tag_queue(self, ref: str, tags: Mapping[str, str], *, principal: str | None = None) -> None:
+        """TagQueue."""
+        self.get_queue(ref).tag(tags, principal=principal)
+
+    def untag_queue(self, ref: str, keys: list[str], *, principal: str | None = None) -> None:
+        """UntagQueue."""
+        self.get_queue(ref).untag(keys, principal=principal)
+
+    def list_queue_tags(self, ref: str, *, principal: str | None = None) -> dict[str, str]:
+        """ListQueueTags."""
+        return self.get_queue(ref).list_tags(principal=principal)
+
+    def add_permission(
+        self,
+        ref: str,
+        label: str,
+        account_ids: list[str],
+        actions: list[str],
+        *,
+        principal: str | None = None,
+    ) -> None:
+        """AddPermission."""
+        self.get_queue(ref).add_permission(label, account_ids, actions, principal=principal)
+
+    def remove_permission(self, ref: str, label: str, *, principal: str | None = None) -> None:
+        """RemovePermission."""
+        self.get_queue(ref).remove_permission(label, principal=principal)
+
+    # -- message move tasks (section 11) ---------------------------------------------
+
+    def start_message_move_task(
+        self,
+        source_arn: str,
+        *,
+        destination_arn: str | None = None,
+        max_number_of_messages_per_second: int | None = None,
+    ) -> str:
+        """StartMessageMoveTask: move a DLQ's messages back to their source
+        queues (or to ``destination_arn``), optionally at most ``rate`` per second
+        of the broker's clock. Returns the task handle.
+
+        Moved messages are new messages: new id, new enqueue time. O(log q);
+        the moving itself happens lazily, O(k log n) for k messages moved.
+        """
+        with self._lock:
+            now = self._now_us()
+            self._drive(now)
+            source = self._by_arn(source_arn)
+            if source is None:
+                raise ResourceNotFoundException(
+                    "The resource that you specified for the SourceArn parameter doesn't exist."
+                )
+            if not self._sources_of(source.arn):
+                raise InvalidParameterValue(
+                    "Source queue must be configured as a Dead Letter Queue."
+                )
+            if destination_arn is not None:
+                destination = self._by_arn(destination_arn)
+                if destination is None:
+                    raise ResourceNotFoundException(
+                        "The resource that you specified for the DestinationArn parameter "
+                        "doesn't exist."
+                    )
+                if source.FIFO and not destination.FIFO:
+                    raise InvalidParameterValue(
+                        "The destination queue of a FIFO dead-letter queue redrive must be "
+                        "a FIFO queue."
+                    )
+            rate = max_number_of_messages_per_second
+            if rate is not None:
+                rate = _validate.integer(
+                    "MaxNumberOfMessagesPerSecond", rate, 1, MOVE_TASK_RATE_MAX,
+                    "Must be between 1 and 500.",
+                )
+            if any(t.source_arn == source.arn for t in self._running):
+                raise InvalidParameterValue(
+                    "There is already a task running. Only one active task is allowed for a "
+                    "source queue arn at a given time."
+                )
+            if len(self._running) >= ACTIVE_MOVE_TASKS_MAX:
+                raise InvalidParameterValue(
+                    "You have reached the maximum of 100 active message move tasks."
+                )
+            visible, _, _ = source._counts(now)
+            task = MoveTask(
+                _uuid4(self._rng), source.arn, destination_arn, rate, now, visible
+            )
+            self._tasks.setdefault(source.arn, []).append(task)
+            self._running.append(task)
+            self._drive(now)
+            return task.task_handle
+
+    def list_message_move_tasks(
+        self, source_arn: str, *, max_results: int | None = None
+    ) -> list[dict[str, object]]:
+        """ListMessageMoveTasks: the most recent tasks first, 1..10 (default 1)."""
+        with self._lock:
+            self._drive(self._now_us())
+            if self._by_arn(source_arn) is None:
+                raise ResourceNotFoundException(
+                    "The resource that you specified for the SourceArn parameter doesn't exist."
+                )
+            limit = 1 if max_results is None else _validate.integer(
+                "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
+            )
+            tasks = self._tasks.get(source_arn, [])
+            return [t.to_aws() for t in reversed(tasks[-limit:])]
+
+    def cancel_message_move_task(self, task_handle: str) -> int:
+        """CancelMessageMoveTask: stop a running task; moved messages stay moved.
+        Returns the number of messages moved."""
+        try:
+            decoded = json.loads(base64.b64decode(task_handle, validate=True))
+            task_id, source_arn = decoded["taskId"], decoded["sourceArn"]
+            if not isinstance(task_id, str) or not isinstance(source_arn, str):
+                raise TypeError
+        except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+            raise InvalidParameterValue("Value for parameter TaskHandle is invalid.") from None
+        with self._lock:
+            self._drive(self._now_us())
+            if self._by_arn(source_arn) is None:
+                raise ResourceNotFoundException(
+                    "The resource that you specified for the SourceArn parameter doesn't exist."
+                )
+            for task in self._tasks.get(source_arn, []):
+                if task.task_id == task_id:
+                    if task.status != "RUNNING":
+                        # Cancel only while RUNNING (section 11); text UNCONFIRMED.
+                        raise InvalidParameterValue("Only active tasks can be cancelled.")
+                    task.status = "CANCELLED"
+                    self._running.remove(task)
+                    return task.moved
+            raise ResourceNotFoundException("Task does not exist.")
+
+    def _drive(self, now: int) -> None:
+        """Advance every running move task to ``now`` (called by every operation)."""
+        if not self._running or self._driving:
+            return
+        self._driving = True
+        try:
+            for task in list(self._running):
+                self._drive_task(task, now)
+        finally:
+            self._driving = False
+
+    def _drive_task(self, task: MoveTask, now: int) -> None:
+        source = self._by_arn(task.source_arn)
+        if source is None:
+            self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
+            return
+        if task.max_number_of_messages_per_second is None:
+            budget = None
+        else:
+            elapsed = max(0, now - task.started)
+            budget = task.max_number_of_messages_per_second * elapsed // US - task.moved
+            if budget <= 0:
+                return
+        while budget is None or budget > 0:
+            deliver, _ = source._select(now, 1, 0)
+            if not deliver:
+                self._finish(task, "COMPLETED")
+                return
+            rec = deliver[0]
+            target_arn = task.destination_arn or rec.dlq_source_arn
+            target = self._by_arn(target_arn) if target_arn else None
+            if target is None:
+                self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
+                return
+            source._drop(rec)
+            prepared = _Prepared(
+                rec.body, rec.size, rec.attributes, None, rec.trace_header,
+                rec.group_id, rec.dedup_id if target.FIFO else None,
+            )
+            if target.FIFO and prepared.group_id is None:
+                prepared.group_id = rec.message_id  # a standard message into FIFO
+            if target.FIFO and prepared.dedup_id is None:
+                prepared.dedup_id = rec.message_id
+            target._commit(prepared, now, rec.sender_id)
+            target._notify()
+            task.moved += 1
+            if budget is not None:
+                budget -= 1
+        if task.moved >= task.to_move and not source._select(now, 1, 0)[0]:
+            self._finish(task, "COMPLETED")
+
+    def _finish(self, task: MoveTask, status: str, reason: str | None = None) -> None:
+        task.status = status
+        task.failure_reason = reason
+        self._running.remove(task)
+
+    def __contains__(self, ref: object) -> bool:
+        try:
+            name = self._name_from(ref)
+        except QueueDoesNotExist:
+            return False
+        with self._lock:
+            return name in self._queues
+
+    def __iter__(self) -> Any:
+        with self._lock:
+            return iter(list(self._queues.values()))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queues)
+
+
+def _decode_token(token: object) -> str:
+    try:
+        assert isinstance(token, str)
+        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
+        after = decoded["after"]
+        assert isinstance(after, str)
+        return after
+    except (AssertionError, ValueError, KeyError, TypeError, binascii.Error):
+        raise InvalidParameterValue("Invalid NextToken value.") from None
+
+
+def _encode_token(name: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": name}).encode()).decode()
+
+
+def _page(
+    names: Any, prefix: str | None, max_results: object, url: Any
+) -> ListQueuesResult:
+    if max_results is not None:
+        limit = _validate.integer(
+            "MaxResults", max_results, 1, 1000, "MaxResults must be an integer between 1 and 1000."
+        )
+    else:
+        limit = 1000
+    urls: list[str] = []
+    last = None
+    more = False
+    for name in names:
+        if prefix and not name.startswith(prefix):
+            break
+        if len(urls) == limit:
+            more = True
+            break
+        urls.append(url(name))
+        last = name
+    token = _encode_token(last) if more and max_results is not None and last else None
+    return ListQueuesResult(tuple(urls), token)
+
