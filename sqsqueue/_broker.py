@@ -21,7 +21,7 @@ import random as _random
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from sortedcontainers import SortedDict
@@ -40,6 +40,9 @@ from sqsqueue.errors import (
     QueueNameExists,
     ResourceNotFoundException,
 )
+
+if TYPE_CHECKING:
+    from sqsqueue._client import Client
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
@@ -546,6 +549,14 @@ class Broker:
         task.status = status
         task.failure_reason = reason
         self._running.remove(task)
+
+    def client(self, *, principal: str | None = None) -> Client:
+        """A boto3-shaped client over this broker that needs no boto3: same
+        method names, parameters and response dicts, raising
+        :mod:`sqsqueue.errors` exceptions."""
+        from sqsqueue._client import Client
+
+        return Client(self, principal=principal)
 
     def __contains__(self, ref: object) -> bool:
         try:

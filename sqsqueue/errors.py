@@ -34,6 +34,7 @@ __all__ = [
     "BatchRequestTooLong",
     "EmptyBatchRequest",
     "InternalError",
+    "InvalidAction",
     "InvalidAddress",
     "InvalidAttributeName",
     "InvalidAttributeValue",
@@ -332,13 +333,23 @@ class MissingParameter(SQSError, ValueError):
     sender_fault = True
 
 
+class InvalidAction(SQSError, ValueError):
+    """The action or operation requested is invalid (generic, unmodelled)."""
+
+    code = "InvalidAction"
+    query_code = "InvalidAction"
+    wire_type = "InvalidAction"
+    http_status = 400
+    sender_fault = True
+
+
 class AccessDenied(SQSError, PermissionError):
     """The caller is not allowed to perform the action (generic, unmodelled)."""
 
     code = "AccessDenied"
     query_code = "AccessDenied"
     wire_type = "AccessDeniedException"
-    http_status = 403
+    http_status = 400  # section 3.2 (doc)
     sender_fault = True
 
 

@@ -1,0 +1,456 @@
+"""A boto3-shaped client without boto3: the 23 SQS operations as dicts.
+
+``broker.client()`` returns a :class:`Client` whose methods have boto3's names
+and parameters (``send_message(QueueUrl=..., MessageBody=...)``) and return
+boto3's response dicts, but raise :mod:`sqsqueue.errors` exceptions. The boto3
+wire facade (``sqsqueue.aws``) is this client plus JSON: every rule lives in the
+engine, this module only translates names and shapes (section 2).
+
+Response shapes follow AWS: optional empty collections are omitted
+(``Messages``, ``Tags``, ``Attributes``, ``QueueUrls``), required members are
+always present (batch ``Successful``/``Failed``, ``queueUrls``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._message import (
+    BatchResult,
+    ChangeVisibilityEntry,
+    DeleteEntry,
+    Message,
+    SendEntry,
+    SendResult,
+)
+from sqsqueue._standard import Queue
+from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
+
+if TYPE_CHECKING:
+    from sqsqueue._broker import Broker
+
+__all__ = ["OPERATIONS", "Client"]
+
+#: The 23 operations of the botocore SQS model (section 2).
+OPERATIONS = (
+    "AddPermission",
+    "CancelMessageMoveTask",
+    "ChangeMessageVisibility",
+    "ChangeMessageVisibilityBatch",
+    "CreateQueue",
+    "DeleteMessage",
+    "DeleteMessageBatch",
+    "DeleteQueue",
+    "GetQueueAttributes",
+    "GetQueueUrl",
+    "ListDeadLetterSourceQueues",
+    "ListMessageMoveTasks",
+    "ListQueueTags",
+    "ListQueues",
+    "PurgeQueue",
+    "ReceiveMessage",
+    "RemovePermission",
+    "SendMessage",
+    "SendMessageBatch",
+    "SetQueueAttributes",
+    "StartMessageMoveTask",
+    "TagQueue",
+    "UntagQueue",
+)
+
+_MISSING = object()
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+class _Params:
+    """Typed access to one request's parameters, with AWS's errors."""
+
+    def __init__(self, operation: str, params: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+        if not isinstance(params, Mapping):
+            raise InvalidParameterValue("The request parameters must be a mapping.")
+        unknown = [k for k in params if k not in allowed]
+        if unknown:
+            raise InvalidParameterValue(
+                f"Unknown parameter {unknown[0]} for operation {operation}; expected one of "
+                f"{', '.join(allowed)}."
+            )
+        self._params = params
+
+    def get(self, name: str, kind: type | tuple[type, ...], *, required: bool = False) -> Any:
+        value = self._params.get(name, _MISSING)
+        if value is _MISSING or value is None:
+            if required:
+                raise MissingParameter(f"The request must contain the parameter {name}.")
+            return None
+        if isinstance(value, bool) and kind is int:
+            raise InvalidParameterValue(
+                f"Value {value} for parameter {name} is invalid. Reason: must be an integer."
+            )
+        if not isinstance(value, kind):
+            wanted = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise InvalidParameterValue(
+                f"Value {value!r} for parameter {name} is invalid. Reason: must be {wanted}."
+            )
+        return value
+
+    def strings(self, name: str, *, required: bool = False) -> list[str] | None:
+        value = self.get(name, (list, tuple), required=required)
+        if value is not None and not all(isinstance(v, str) for v in value):
+            raise InvalidParameterValue(
+                f"Value for parameter {name} is invalid. Reason: must be a list of strings."
+            )
+        return None if value is None else list(value)
+
+    def string_map(self, name: str, *, required: bool = False) -> dict[str, Any] | None:
+        value = self.get(name, Mapping, required=required)
+        if value is not None and not all(isinstance(k, str) for k in value):
+            raise InvalidParameterValue(
+                f"Value for parameter {name} is invalid. Reason: keys must be strings."
+            )
+        return None if value is None else dict(value)
+
+
+def _send_result(r: SendResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"MD5OfMessageBody": r.md5_of_body}
+    if r.md5_of_message_attributes is not None:
+        out["MD5OfMessageAttributes"] = r.md5_of_message_attributes
+    if r.md5_of_message_system_attributes is not None:
+        out["MD5OfMessageSystemAttributes"] = r.md5_of_message_system_attributes
+    out["MessageId"] = r.message_id
+    if r.sequence_number is not None:
+        out["SequenceNumber"] = r.sequence_number
+    return out
+
+
+def _batch(result: BatchResult, send: bool = False) -> dict[str, Any]:
+    successful = []
+    for entry_id, value in result.successful.items():
+        item: dict[str, Any] = {"Id": entry_id}
+        if send and isinstance(value, SendResult):
+            item.update(_send_result(value))
+        successful.append(item)
+    return {"Successful": successful, "Failed": [f.to_aws() for f in result.failed]}
+
+
+def _message(m: Message) -> dict[str, Any]:
+    return m.to_aws()
+
+
+class Client:
+    """boto3's SQS client surface over a :class:`~sqsqueue.Broker`, without boto3.
+
+    >>> from sqsqueue import Broker, ManualClock
+    >>> sqs = Broker(clock=ManualClock(start=1_700_000_000.0)).client()
+    >>> url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+    >>> sqs.send_message(QueueUrl=url, MessageBody="test")["MD5OfMessageBody"]
+    '098f6bcd4621d373cade4e832627b4f6'
+    >>> sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"]
+    'test'
+
+    ``principal`` (an account id) makes every call on behalf of that account.
+    """
+
+    def __init__(self, broker: Broker, *, principal: str | None = None) -> None:
+        self.broker = broker
+        self.principal = principal
+
+    def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run an operation by its AWS name (``"SendMessage"``) with boto3 params."""
+        if operation not in OPERATIONS:
+            raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
+        method: Callable[..., dict[str, Any]] = getattr(self, _snake(operation))
+        return method(**dict(params or {}))
+
+    def _queue(self, p: _Params) -> Queue | FifoQueue:
+        return self.broker.get_queue(p.get("QueueUrl", str, required=True))
+
+    # -- queues -------------------------------------------------------------------
+
+    def create_queue(self, **params: Any) -> dict[str, Any]:
+        p = _Params("CreateQueue", params, ("QueueName", "Attributes", "tags"))
+        name = p.get("QueueName", str, required=True)
+        attributes = p.string_map("Attributes") or {}
+        tags = p.string_map("tags")
+        queue = self.broker.create_queue(name, attributes=attributes, tags=tags)
+        return {"QueueUrl": queue.url}
+
+    def delete_queue(self, **params: Any) -> dict[str, Any]:
+        p = _Params("DeleteQueue", params, ("QueueUrl",))
+        self.broker.delete_queue(p.get("QueueUrl", str, required=True), principal=self.principal)
+        return {}
+
+    def get_queue_url(self, **params: Any) -> dict[str, Any]:
+        p = _Params("GetQueueUrl", params, ("QueueName", "QueueOwnerAWSAccountId"))
+        url = self.broker.get_queue_url(
+            p.get("QueueName", str, required=True),
+            queue_owner_account_id=p.get("QueueOwnerAWSAccountId", str),
+            principal=self.principal,
+        )
+        return {"QueueUrl": url}
+
+    def list_queues(self, **params: Any) -> dict[str, Any]:
+        p = _Params("ListQueues", params, ("QueueNamePrefix", "NextToken", "MaxResults"))
+        page = self.broker.list_queues(
+            p.get("QueueNamePrefix", str),
+            max_results=p.get("MaxResults", int),
+            next_token=p.get("NextToken", str),
+        )
+        out: dict[str, Any] = {}
+        if page.queue_urls:
+            out["QueueUrls"] = list(page.queue_urls)
+        if page.next_token:
+            out["NextToken"] = page.next_token
+        return out
+
+    def list_dead_letter_source_queues(self, **params: Any) -> dict[str, Any]:
+        p = _Params("ListDeadLetterSourceQueues", params, ("QueueUrl", "NextToken", "MaxResults"))
+        page = self.broker.list_dead_letter_source_queues(
+            p.get("QueueUrl", str, required=True),
+            max_results=p.get("MaxResults", int),
+            next_token=p.get("NextToken", str),
+            principal=self.principal,
+        )
+        out: dict[str, Any] = {"queueUrls": list(page.queue_urls)}
+        if page.next_token:
+            out["NextToken"] = page.next_token
+        return out
+
+    def get_queue_attributes(self, **params: Any) -> dict[str, Any]:
+        p = _Params("GetQueueAttributes", params, ("QueueUrl", "AttributeNames"))
+        queue = self._queue(p)
+        attributes = queue.get_attributes(
+            p.strings("AttributeNames") or [], principal=self.principal
+        )
+        return {"Attributes": attributes} if attributes else {}
+
+    def set_queue_attributes(self, **params: Any) -> dict[str, Any]:
+        p = _Params("SetQueueAttributes", params, ("QueueUrl", "Attributes"))
+        queue = self._queue(p)
+        queue.set_attributes(p.string_map("Attributes", required=True), principal=self.principal)
+        return {}
+
+    def purge_queue(self, **params: Any) -> dict[str, Any]:
+        p = _Params("PurgeQueue", params, ("QueueUrl",))
+        self._queue(p).purge(principal=self.principal)
+        return {}
+
+    # -- messages -----------------------------------------------------------------
+
+    def send_message(self, **params: Any) -> dict[str, Any]:
+        p = _Params(
+            "SendMessage",
+            params,
+            (
+                "QueueUrl", "MessageBody", "DelaySeconds", "MessageAttributes",
+                "MessageSystemAttributes", "MessageDeduplicationId", "MessageGroupId",
+            ),
+        )
+        queue = self._queue(p)
+        body = p.get("MessageBody", str, required=True)
+        result = queue.send(
+            body,
+            delay_seconds=p.get("DelaySeconds", int),
+            message_attributes=p.string_map("MessageAttributes"),
+            trace_header=_trace(p.string_map("MessageSystemAttributes")),
+            group_id=p.get("MessageGroupId", str),
+            deduplication_id=p.get("MessageDeduplicationId", str),
+            principal=self.principal,
+        )
+        return _send_result(result)
+
+    def send_message_batch(self, **params: Any) -> dict[str, Any]:
+        p = _Params("SendMessageBatch", params, ("QueueUrl", "Entries"))
+        queue = self._queue(p)
+        entries = p.get("Entries", (list, tuple), required=True)
+        result = queue.send_batch(
+            [_send_entry(e) for e in entries], principal=self.principal
+        )
+        return _batch(result, send=True)
+
+    def receive_message(self, **params: Any) -> dict[str, Any]:
+        p = _Params(
+            "ReceiveMessage",
+            params,
+            (
+                "QueueUrl", "AttributeNames", "MessageSystemAttributeNames",
+                "MessageAttributeNames", "MaxNumberOfMessages", "VisibilityTimeout",
+                "WaitTimeSeconds", "ReceiveRequestAttemptId",
+            ),
+        )
+        queue = self._queue(p)
+        # AttributeNames (deprecated) and MessageSystemAttributeNames: the union
+        # (AWS-obs, section 2.1).
+        names = [
+            *(p.strings("AttributeNames") or []),
+            *(p.strings("MessageSystemAttributeNames") or []),
+        ]
+        max_messages = p.get("MaxNumberOfMessages", int)
+        messages = queue.receive(
+            1 if max_messages is None else max_messages,
+            visibility_timeout=p.get("VisibilityTimeout", int),
+            wait_time_seconds=p.get("WaitTimeSeconds", int),
+            attribute_names=names,
+            message_attribute_names=p.strings("MessageAttributeNames") or [],
+            receive_request_attempt_id=p.get("ReceiveRequestAttemptId", str),
+            principal=self.principal,
+        )
+        return {"Messages": [_message(m) for m in messages]} if messages else {}
+
+    def delete_message(self, **params: Any) -> dict[str, Any]:
+        p = _Params("DeleteMessage", params, ("QueueUrl", "ReceiptHandle"))
+        queue = self._queue(p)
+        queue.delete(p.get("ReceiptHandle", str, required=True), principal=self.principal)
+        return {}
+
+    def delete_message_batch(self, **params: Any) -> dict[str, Any]:
+        p = _Params("DeleteMessageBatch", params, ("QueueUrl", "Entries"))
+        queue = self._queue(p)
+        entries = p.get("Entries", (list, tuple), required=True)
+        result = queue.delete_batch([_delete_entry(e) for e in entries], principal=self.principal)
+        return _batch(result)
+
+    def change_message_visibility(self, **params: Any) -> dict[str, Any]:
+        p = _Params(
+            "ChangeMessageVisibility", params, ("QueueUrl", "ReceiptHandle", "VisibilityTimeout")
+        )
+        queue = self._queue(p)
+        queue.change_visibility(
+            p.get("ReceiptHandle", str, required=True),
+            p.get("VisibilityTimeout", int, required=True),
+            principal=self.principal,
+        )
+        return {}
+
+    def change_message_visibility_batch(self, **params: Any) -> dict[str, Any]:
+        p = _Params("ChangeMessageVisibilityBatch", params, ("QueueUrl", "Entries"))
+        queue = self._queue(p)
+        entries = p.get("Entries", (list, tuple), required=True)
+        result = queue.change_visibility_batch(
+            [_change_entry(e) for e in entries], principal=self.principal
+        )
+        return _batch(result)
+
+    # -- permissions and tags -------------------------------------------------------
+
+    def add_permission(self, **params: Any) -> dict[str, Any]:
+        p = _Params("AddPermission", params, ("QueueUrl", "Label", "AWSAccountIds", "Actions"))
+        self._queue(p).add_permission(
+            p.get("Label", str, required=True),
+            p.strings("AWSAccountIds", required=True) or [],
+            p.strings("Actions", required=True) or [],
+            principal=self.principal,
+        )
+        return {}
+
+    def remove_permission(self, **params: Any) -> dict[str, Any]:
+        p = _Params("RemovePermission", params, ("QueueUrl", "Label"))
+        self._queue(p).remove_permission(
+            p.get("Label", str, required=True), principal=self.principal
+        )
+        return {}
+
+    def tag_queue(self, **params: Any) -> dict[str, Any]:
+        p = _Params("TagQueue", params, ("QueueUrl", "Tags"))
+        self._queue(p).tag(p.string_map("Tags", required=True) or {}, principal=self.principal)
+        return {}
+
+    def untag_queue(self, **params: Any) -> dict[str, Any]:
+        p = _Params("UntagQueue", params, ("QueueUrl", "TagKeys"))
+        self._queue(p).untag(p.strings("TagKeys", required=True) or [], principal=self.principal)
+        return {}
+
+    def list_queue_tags(self, **params: Any) -> dict[str, Any]:
+        p = _Params("ListQueueTags", params, ("QueueUrl",))
+        tags = self._queue(p).list_tags(principal=self.principal)
+        return {"Tags": tags} if tags else {}
+
+    # -- move tasks -----------------------------------------------------------------
+
+    def start_message_move_task(self, **params: Any) -> dict[str, Any]:
+        p = _Params(
+            "StartMessageMoveTask",
+            params,
+            ("SourceArn", "DestinationArn", "MaxNumberOfMessagesPerSecond"),
+        )
+        handle = self.broker.start_message_move_task(
+            p.get("SourceArn", str, required=True),
+            destination_arn=p.get("DestinationArn", str),
+            max_number_of_messages_per_second=p.get("MaxNumberOfMessagesPerSecond", int),
+        )
+        return {"TaskHandle": handle}
+
+    def cancel_message_move_task(self, **params: Any) -> dict[str, Any]:
+        p = _Params("CancelMessageMoveTask", params, ("TaskHandle",))
+        moved = self.broker.cancel_message_move_task(p.get("TaskHandle", str, required=True))
+        return {"ApproximateNumberOfMessagesMoved": moved}
+
+    def list_message_move_tasks(self, **params: Any) -> dict[str, Any]:
+        p = _Params("ListMessageMoveTasks", params, ("SourceArn", "MaxResults"))
+        results = self.broker.list_message_move_tasks(
+            p.get("SourceArn", str, required=True), max_results=p.get("MaxResults", int)
+        )
+        return {"Results": results}
+
+
+def _trace(system: dict[str, Any] | None) -> Any:
+    if not system:
+        return None
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        raise InvalidParameterValue(
+            f"Value {sorted(unknown)[0]} for parameter MessageSystemAttributes is invalid. "
+            "Reason: only AWSTraceHeader is supported."
+        )
+    return system.get("AWSTraceHeader")
+
+
+def _entry(raw: object, allowed: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InvalidParameterValue("Each batch entry must be a mapping.")
+    unknown = [k for k in raw if k not in allowed]
+    if unknown:
+        raise InvalidParameterValue(f"Unknown parameter {unknown[0]} in a batch entry.")
+    return raw
+
+
+def _send_entry(raw: object) -> SendEntry:
+    e = _entry(
+        raw,
+        (
+            "Id", "MessageBody", "DelaySeconds", "MessageAttributes", "MessageSystemAttributes",
+            "MessageDeduplicationId", "MessageGroupId",
+        ),
+    )
+    system = e.get("MessageSystemAttributes")
+    if system is not None and not isinstance(system, Mapping):
+        raise InvalidParameterValue("MessageSystemAttributes must be a mapping.")
+    return SendEntry(
+        e.get("Id"),  # type: ignore[arg-type]
+        e.get("MessageBody"),  # type: ignore[arg-type]
+        e.get("DelaySeconds"),
+        e.get("MessageAttributes"),
+        e.get("MessageGroupId"),
+        e.get("MessageDeduplicationId"),
+        _trace(dict(system)) if system else None,
+    )
+
+
+def _delete_entry(raw: object) -> DeleteEntry:
+    e = _entry(raw, ("Id", "ReceiptHandle"))
+    return DeleteEntry(e.get("Id"), e.get("ReceiptHandle"))  # type: ignore[arg-type]
+
+
+def _change_entry(raw: object) -> ChangeVisibilityEntry:
+    e = _entry(raw, ("Id", "ReceiptHandle", "VisibilityTimeout"))
+    vt = e.get("VisibilityTimeout", 0)
+    return ChangeVisibilityEntry(e.get("Id"), e.get("ReceiptHandle"), vt)  # type: ignore[arg-type]

@@ -1,0 +1,179 @@
+"""``mock_sqs``: real boto3 code talks to a Broker, in process, no network.
+
+botocore's own request path runs unchanged up to the moment it would send
+bytes: a ``before-send.sqs`` handler answers with the bytes AWS would send
+back, so botocore parses our responses exactly as it parses AWS's (section 1.5)
+and raises ``client.exceptions.QueueDoesNotExist`` and friends itself. A
+``choose-signer.sqs`` handler turns request signing off while a mock is
+active, so no AWS credentials are needed. Requests to other services pass
+through untouched, and SQS requests pass through too when no mock is active.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TypeVar
+
+import botocore
+import botocore.handlers
+from botocore.awsrequest import AWSResponse
+
+from sqsqueue._broker import Broker
+from sqsqueue._client import Client
+from sqsqueue.aws._wire import handle
+
+__all__ = ["MockSQS", "mock_sqs"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_HOST = re.compile(r"https?://sqs\.([a-z0-9-]+)\.amazonaws\.com")
+
+_active: list[MockSQS] = []
+_active_lock = threading.Lock()
+_installed: list[bool] = []  # non-empty once the handlers are registered
+
+
+class _RawBody:
+    """The ``raw`` of an AWSResponse: botocore reads it with ``stream()``."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+    def read(self, *_: Any) -> bytes:
+        body, self._body = self._body, b""
+        return body
+
+
+def _current() -> MockSQS | None:
+    with _active_lock:
+        return _active[-1] if _active else None
+
+
+def _before_send(request: Any, **_: Any) -> AWSResponse | None:
+    mock = _current()
+    if mock is None:
+        return None
+    body = request.body
+    if body is None:
+        body = b""
+    elif isinstance(body, str):
+        body = body.encode("utf-8")
+    elif not isinstance(body, bytes):
+        body = body.read()
+    headers = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()}
+    match = _HOST.match(request.url or "")
+    region = match.group(1) if match else None
+    status, out_headers, payload = handle(
+        lambda: mock.client_for(region), headers.get("X-Amz-Target"), body, headers
+    )
+    out_headers["Content-Length"] = str(len(payload))
+    return AWSResponse(request.url, status, out_headers, _RawBody(payload))
+
+
+def _choose_signer(**_: Any) -> Any:
+    return botocore.UNSIGNED if _current() is not None else None
+
+
+def _install() -> None:
+    """Register the handlers once, for every botocore session old and new."""
+    with _active_lock:
+        if _installed:
+            return
+        handlers = [("before-send.sqs", _before_send), ("choose-signer.sqs", _choose_signer)]
+        botocore.handlers.BUILTIN_HANDLERS.extend(handlers)
+        try:
+            import boto3
+        except ImportError:  # botocore alone is enough
+            boto3 = None
+        if boto3 is not None and boto3.DEFAULT_SESSION is not None:
+            session = boto3.DEFAULT_SESSION._session
+            for event, handler in handlers:
+                session.register(event, handler)
+        _installed.append(True)
+
+
+class MockSQS:
+    """Serve SQS requests from a :class:`~sqsqueue.Broker` while active.
+
+    Use as a context manager, a decorator (sync or async functions), or with
+    :meth:`start` / :meth:`stop`. Requests for another region than the
+    broker's go to a broker of that region sharing its clock and account.
+    """
+
+    def __init__(self, broker: Broker | None = None) -> None:
+        self.broker = broker if broker is not None else Broker()
+        self._brokers: dict[str, Broker] = {self.broker.region: self.broker}
+        self._lock = threading.Lock()
+        self._saved_region: str | None = None
+
+    def client_for(self, region: str | None) -> Client:
+        """The dict-level client of the broker serving ``region``."""
+        if region is None:
+            return self.broker.client()
+        with self._lock:
+            broker = self._brokers.get(region)
+            if broker is None:
+                broker = self._brokers[region] = Broker(
+                    clock=self.broker.clock, region=region, account_id=self.broker.account_id
+                )
+        return broker.client()
+
+    def start(self) -> MockSQS:
+        _install()
+        with _active_lock:
+            _active.append(self)
+        return self
+
+    def stop(self) -> None:
+        with _active_lock:
+            if self in _active:
+                _active.remove(self)
+
+    def __enter__(self) -> Broker:
+        self.start()
+        return self.broker
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __call__(self, func: F) -> F:
+        if asyncio.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with self:
+                    return await func(*args, **kwargs)
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def mock_sqs(broker: Broker | None = None) -> MockSQS:
+    """Route every boto3/botocore SQS call to ``broker`` (a fresh one if None).
+
+    >>> import boto3, sqsqueue
+    >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
+    ...     sqs = boto3.client("sqs", region_name="us-east-1")
+    ...     sqs.create_queue(QueueName="jobs")["QueueUrl"]
+    'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
+    """
+    return MockSQS(broker)
+
