@@ -9,14 +9,17 @@
 from sqsqueue import errors
 from sqsqueue._broker import Broker, ListQueuesResult, MoveTask
 from sqsqueue._clock import Clock, ManualClock, SystemClock
+from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import (
     BatchFailure,
     BatchResult,
     ChangeVisibilityEntry,
     DeleteEntry,
+    HistoryEvent,
     Message,
     MessageAttributeValue,
+    MessageInfo,
     SendEntry,
     SendResult,
 )
@@ -29,11 +32,14 @@ __all__ = [
     "ChangeVisibilityEntry",
     "Clock",
     "DeleteEntry",
+    "Faults",
     "FifoQueue",
+    "HistoryEvent",
     "ListQueuesResult",
     "ManualClock",
     "Message",
     "MessageAttributeValue",
+    "MessageInfo",
     "MoveTask",
     "Queue",
     "SendEntry",

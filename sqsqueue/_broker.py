@@ -30,6 +30,7 @@ from sqsqueue import _attributes, _validate
 from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._lifecycle import _BaseQueue, _Prepared, _uuid4
 from sqsqueue._standard import Queue
@@ -118,6 +119,8 @@ class Broker:
         region: str = "us-east-1",
         account_id: str = "000000000000",
         random: _random.Random | None = None,
+        faults: Faults | None = None,
+        keep_history: bool = False,
     ) -> None:
         if clock is not None and not isinstance(clock, Clock):
             raise InvalidParameterValue(
@@ -143,6 +146,10 @@ class Broker:
         self._tasks: dict[str, list[MoveTask]] = {}  # source arn -> tasks, oldest first
         self._running: list[MoveTask] = []
         self._driving = False
+        #: Faults given to every standard queue this broker creates.
+        self.faults = faults
+        #: Whether queues this broker creates record message histories.
+        self.keep_history = keep_history
 
     def __repr__(self) -> str:
         return f"Broker(region={self.region!r}, account_id={self.account_id!r})"
@@ -268,6 +275,9 @@ class Broker:
                 _resolver=self._by_arn,
             )
             queue._tick = self._drive
+            queue.keep_history = self.keep_history
+            if isinstance(queue, Queue) and self.faults is not None:
+                queue.faults = self.faults
             if clean_tags:
                 queue._set_tags(clean_tags)
             self._queues[name] = queue
@@ -528,7 +538,7 @@ class Broker:
             if target is None:
                 self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
                 return
-            source._drop(rec)
+            source._drop(rec, "moved", now)
             prepared = _Prepared(
                 rec.body, rec.size, rec.attributes, None, rec.trace_header,
                 rec.group_id, rec.dedup_id if target.FIFO else None,

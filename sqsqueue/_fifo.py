@@ -426,7 +426,7 @@ class FifoQueue(_BaseQueue):
             records.append(rec)
         items = []
         for rec in records:
-            self._rehide(rec, min(now + visibility_us, rec.receive_cap))
+            self._rehide(rec, min(now + visibility_us, rec.receive_cap), now)
             items.append((rec.skey & SEQ_MASK, rec.receipt_no, rec.vkey))
         attempt.items = items
         return [

@@ -41,6 +41,7 @@ import abc
 import asyncio
 import base64
 import binascii
+import hashlib
 import hmac
 import os
 import random as _random
@@ -63,7 +64,9 @@ from sqsqueue._message import (
     BatchResult,
     ChangeVisibilityEntry,
     DeleteEntry,
+    HistoryEvent,
     Message,
+    MessageInfo,
     SendEntry,
     SendResult,
     StoredAttribute,
@@ -93,6 +96,10 @@ _SKEY = attrgetter("skey")
 _HANDLE = struct.Struct(">B7sQI16s")  # version, queue tag, seq, receipt no, token
 _HANDLE_VERSION = 1
 _HANDLE_LEN = 48  # base64 of the 36 packed bytes, no padding
+#: What a handle's token authenticates: (seq, receipt no). The token is a keyed
+#: BLAKE2b MAC of it under a per-queue 256-bit secret, so a forged or mutated
+#: handle is refused even after its message is gone (section 8).
+_TOKEN_INPUT = struct.Struct(">QI")
 
 #: System attribute names a receive may ask for (section 2.1).
 SYSTEM_ATTRIBUTE_NAMES = frozenset(
@@ -112,7 +119,8 @@ _ALL = ("All",)
 
 
 class _Entropy:
-    """Unguessable bytes for receipt tokens, drawn from ``os.urandom`` in blocks.
+    """Unguessable bytes (queue tag, receipt-handle key), drawn from ``os.urandom``
+    in blocks.
 
     With a seeded ``random.Random`` the tokens are reproducible (and therefore
     guessable): meant for deterministic tests only.
@@ -213,7 +221,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._region = region
         self._account_id = account_id
-        requested: dict[str, object] = dict(attributes or {})
+        requested = _attribute_map(attributes)
         for key, value in kwargs.items():
             if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
                 raise InvalidAttributeName(f"Unknown Attribute {key}.")
@@ -253,9 +261,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._rng = random if random is not None else _random.Random(os.urandom(16))
         self._entropy = _Entropy(random)
         self._tag = self._entropy.take(7)
+        self._handle_key = self._entropy.take(32)
         self._seq = 0
         self._waiters: set[Waiter] = set()
         self._tags: dict[str, str] = {}
+        self._history: dict[str, list[HistoryEvent]] | None = None
         #: Called with ``now`` by every operation (a Broker drives move tasks).
         self._tick: Callable[[int], None] | None = None
         self._last_purge: int | None = None
@@ -377,12 +387,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """Largest ``vkey`` of a fresh record that is receivable at ``now``."""
         return (now << SEQ_BITS) | SEQ_MASK
 
-    def _enqueue(self, rec: _Record) -> None:
+    def _enqueue(self, rec: _Record, event: str = "sent") -> None:
         """(none) -> DELAYED or VISIBLE."""
         self._records[rec.skey & SEQ_MASK] = rec
         self._expiry.add(rec)
         self._fresh.add(rec)
         self._link(rec)
+        if self._history is not None:
+            self._log(rec, event, rec.skey >> SEQ_BITS, visible_at=(rec.vkey >> SEQ_BITS) / US)
 
     def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
@@ -402,22 +414,30 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 rec.old_tokens = {}
             rec.old_tokens[rec.receipt_no] = rec.token
         rec.receipt_no += 1
-        token = self._entropy.take(16)
+        token = self._token(rec.skey & SEQ_MASK, rec.receipt_no)
         rec.token = token
         self._moved(rec, was_fresh)
+        if self._history is not None:
+            self._log(
+                rec, "received", now, receipt=rec.receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US
+            )
         return base64.urlsafe_b64encode(
             _HANDLE.pack(_HANDLE_VERSION, self._tag, rec.skey & SEQ_MASK, rec.receipt_no, token)
         ).decode("ascii")
 
-    def _rehide(self, rec: _Record, due: int) -> None:
+    def _rehide(self, rec: _Record, due: int, now: int) -> None:
         """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
         self._received.remove(rec)
         rec.vkey = (due << SEQ_BITS) | (rec.skey & SEQ_MASK)
         self._received.add(rec)
         self._moved(rec, False)
+        if self._history is not None:
+            self._log(rec, "visibility_changed", now, visible_at=due / US)
 
-    def _drop(self, rec: _Record) -> None:
-        """Any state -> deleted, expired, dead-lettered or purged."""
+    def _drop(self, rec: _Record, reason: str = "deleted", now: int | None = None) -> None:
+        """Any state -> deleted, expired, dead-lettered, moved or purged."""
+        if self._history is not None:
+            self._log(rec, reason, self._now_us() if now is None else now)
         del self._records[rec.skey & SEQ_MASK]
         self._expiry.remove(rec)
         if rec.receive_count == 0:
@@ -432,7 +452,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if expiry:
             bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
             while expiry and expiry[0].skey <= bound:
-                self._drop(expiry[0])
+                self._drop(expiry[0], "expired", now)
         self._advance_policy(now)
         if self._tick is not None:
             self._tick(now)
@@ -533,7 +553,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         *,
         delay_seconds: int | None = None,
         message_attributes: Mapping[str, object] | None = None,
-        trace_header: str | None = None,
+        trace_header: str | Mapping[str, Any] | None = None,
         group_id: str | None = None,
         deduplication_id: str | None = None,
         sender_id: str | None = None,
@@ -635,7 +655,9 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 return replay
         if not self._records:
             return []
-        if len(self._received) >= L.IN_FLIGHT_MAX:
+        # In flight <= len(received): only a receive that could cross the limit
+        # needs the exact count (section 4).
+        if len(self._received) + limit > L.IN_FLIGHT_MAX:
             room = L.IN_FLIGHT_MAX - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
@@ -643,10 +665,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         target = self._redrive_target()
         threshold = self._max_receive_count if target is not None else 0
         deliver, dead = self._select(now, limit, threshold)
+        deliver = self._filter_delivery(deliver, long_poll)
         if dead:
             assert target is not None
             for rec in dead:
-                self._drop(rec)
+                self._drop(rec, "dead_lettered", now)
                 target._accept_dead_letter(rec, self.arn, now)
         out: list[Message] = []
         handles: list[str] = []
@@ -745,7 +768,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         new.receive_base = rec.receive_base + rec.receive_count
         new.first_receive = rec.first_receive
         self._adopt_dead_letter(new, now)
-        self._enqueue(new)
+        self._enqueue(new, "dead_letter_arrived")
         self._notify()
 
     def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:
@@ -971,7 +994,19 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             raise ReceiptHandleIsInvalid(
                 f'The receipt handle "{handle}" is not valid for this queue.'
             )
+        if not hmac.compare_digest(token, self._token(seq, receipt_no)):
+            # Never issued by this queue (forged or mutated), whether or not the
+            # message still exists.
+            raise ReceiptHandleIsInvalid(
+                f'The input receipt handle "{handle}" is not a valid receipt handle.'
+            )
         return seq, receipt_no, token
+
+    def _token(self, seq: int, receipt_no: int) -> bytes:
+        """The 128-bit token that authenticates receipt ``receipt_no`` of ``seq``."""
+        return hashlib.blake2b(
+            _TOKEN_INPUT.pack(seq, receipt_no), key=self._handle_key, digest_size=16
+        ).digest()
 
     def _lookup(self, handle: str, seq: int, receipt_no: int, token: bytes) -> _Record | None:
         """The record a verified handle acts on; None when the message is gone.
@@ -1012,6 +1047,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             return  # already deleted: DeleteMessage is idempotent (section 8)
         if not self._may_act(rec, receipt_no, now):
             raise self._expired_handle(handle)
+        if self._lose_delete(rec):
+            return  # fault emulation: acknowledged, but the message survives
         self._drop(rec)
         self._after_delete(rec, now)
 
@@ -1051,7 +1088,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total "
                 "VisibilityTimeout for the message is beyond the limit [43200 seconds]."
             )
-        self._rehide(rec, due)
+        self._rehide(rec, due, now)
 
     def change_visibility(
         self, receipt_handle: str, visibility_timeout: int, *, principal: str | None = None
@@ -1132,6 +1169,9 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
                 )
             self._last_purge = now
+            if self._history is not None:
+                for rec in self._records.values():
+                    self._log(rec, "purged", now)
             self._reset_messages()
             self._notify()
 
@@ -1193,7 +1233,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         Runtime complexity: O(1), plus the messages it expires.
         """
         self._authorize(principal, "SetQueueAttributes")
-        requested: dict[str, object] = dict(attributes or {})
+        requested = _attribute_map(attributes)
         requested.update(kwargs)
         with self._lock:
             self._check_alive()
@@ -1247,6 +1287,86 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     def attributes(self) -> dict[str, str]:
         """All queue attributes (``get_attributes(["All"])``)."""
         return self.get_attributes()
+
+    # -- fault emulation hooks (standard queues override) ------------------------------
+
+    def _filter_delivery(self, deliver: list[_Record], long_poll: bool) -> list[_Record]:
+        return deliver
+
+    def _lose_delete(self, rec: _Record) -> bool:
+        return False
+
+    # -- inspection for tests ---------------------------------------------------------
+
+    @property
+    def keep_history(self) -> bool:
+        """Record every message's history (see :meth:`history`); off by default
+        because it costs memory per message."""
+        return self._history is not None
+
+    @keep_history.setter
+    def keep_history(self, value: bool) -> None:
+        with self._lock:
+            if value and self._history is None:
+                self._history = {}
+            elif not value:
+                self._history = None
+
+    def _log(self, rec: _Record, event: str, at: int, **detail: object) -> None:
+        assert self._history is not None
+        self._history.setdefault(rec.message_id, []).append(
+            HistoryEvent(at / US, event, detail)
+        )
+
+    def history(self, message_id: str) -> list[HistoryEvent]:
+        """What happened to one message in this queue, oldest first: ``sent``,
+        ``received``, ``visibility_changed``, ``deleted``, ``expired``,
+        ``dead_lettered``, ``dead_letter_arrived``, ``moved``, ``purged``.
+        Needs :attr:`keep_history`. O(e) for e events."""
+        with self._lock:
+            if self._history is None:
+                raise InvalidParameterValue(
+                    "History is not recorded for this queue: set keep_history = True first."
+                )
+            self._advance(self._now_us())
+            return list(self._history.get(message_id, ()))
+
+    def inspect(self) -> list[MessageInfo]:
+        """Every stored message with its state, receive count and deadlines,
+        without receiving or changing anything. For tests and debugging: this
+        one call is O(n log n) in the queue's depth, as it must list it all."""
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            self._advance(now)
+            fresh_bound = self._fresh_bound(now)
+            bound = (now << SEQ_BITS) | SEQ_MASK
+            out = []
+            for rec in self._expiry:
+                if rec.receive_count == 0:
+                    state = "delayed" if rec.vkey > fresh_bound else "visible"
+                    # fresh_bound is shifted back by the FIFO queue delay, if any.
+                    shift = now - (fresh_bound >> SEQ_BITS)
+                    visible_at = ((rec.vkey >> SEQ_BITS) + shift) / US
+                else:
+                    state = "in_flight" if rec.vkey > bound else "visible"
+                    visible_at = (rec.vkey >> SEQ_BITS) / US
+                out.append(
+                    MessageInfo(
+                        message_id=rec.message_id,
+                        body=rec.body,
+                        state=state,
+                        receive_count=rec.receive_base + rec.receive_count,
+                        sent_at=(rec.skey >> SEQ_BITS) / US,
+                        visible_at=visible_at,
+                        group_id=rec.group_id,
+                        deduplication_id=rec.dedup_id,
+                        sequence_number=None
+                        if rec.sequence_number is None
+                        else str(rec.sequence_number),
+                    )
+                )
+            return out
 
     # -- invariants ---------------------------------------------------------------
 
@@ -1302,6 +1422,18 @@ def _names(param: str, value: object) -> tuple[str, ...]:
     raise InvalidParameterValue(
         f"Value {value!r} for parameter {param} is invalid. Reason: must be a list of strings."
     )
+
+
+def _attribute_map(value: object) -> dict[str, object]:
+    """A queue-attribute request: a mapping (or None), never a bare TypeError."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidParameterValue(
+            f"Value {value!r} for parameter Attributes is invalid. Reason: must be a "
+            "mapping of attribute name to value."
+        )
+    return dict(value)
 
 
 def _filter_attributes(

@@ -251,6 +251,34 @@ class Message:
 
 
 @attrs.frozen
+class HistoryEvent:
+    """One step in a message's life (see ``Queue.history``)."""
+
+    time: float
+    event: str
+    detail: Mapping[str, object] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class MessageInfo:
+    """A stored message as ``Queue.inspect`` reports it, without receiving it.
+
+    ``state`` is ``"delayed"``, ``"visible"`` or ``"in_flight"``; ``visible_at``
+    the epoch time it becomes (or became) receivable.
+    """
+
+    message_id: str
+    body: str
+    state: str
+    receive_count: int
+    sent_at: float
+    visible_at: float
+    group_id: str | None = None
+    deduplication_id: str | None = None
+    sequence_number: str | None = None
+
+
+@attrs.frozen
 class SendResult:
     """What SendMessage returns.
 

@@ -18,6 +18,7 @@ from typing import Any
 from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
+from sqsqueue._faults import REORDER_WINDOW, SMALL_QUEUE, Faults
 from sqsqueue._lifecycle import _BaseQueue, _Prepared
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, SendResult, _Record, md5_of_attributes
 from sqsqueue.errors import InvalidParameterValue
@@ -73,6 +74,7 @@ class Queue(_BaseQueue):
         account_id: str = "000000000000",
         dead_letter_queue: _BaseQueue | None = None,
         max_receive_count: int | None = None,
+        faults: Faults | None = None,
         _lock: threading.RLock | None = None,
         _resolver: Callable[[str], _BaseQueue | None] | None = None,
         **kwargs: Any,
@@ -95,6 +97,24 @@ class Queue(_BaseQueue):
             receive_message_wait_time_seconds=receive_message_wait_time_seconds,
             **kwargs,
         )
+        self._faults: Faults | None = None
+        self._fault_rng = _random.Random(0)
+        self.faults = faults
+
+    @property
+    def faults(self) -> Faults | None:
+        """The faults this queue emulates (see :class:`Faults`); None = exact."""
+        return self._faults
+
+    @faults.setter
+    def faults(self, faults: Faults | None) -> None:
+        if faults is not None and not isinstance(faults, Faults):
+            raise InvalidParameterValue(
+                f"Value {faults!r} for parameter faults is invalid. Reason: must be a Faults."
+            )
+        with self._lock:
+            self._faults = faults if faults is not None and faults.active else None
+            self._fault_rng = _random.Random(faults.seed if faults is not None else 0)
 
     # -- ordering policy: the lifecycle's two indexes are all it needs -------------
 
@@ -118,6 +138,8 @@ class Queue(_BaseQueue):
             candidates = heapq.merge(fresh, received.irange_key(max_key=bound), key=_VKEY)
         else:
             candidates = fresh
+        faults = self._faults
+        window = limit * REORDER_WINDOW if faults is not None and faults.reorder else limit
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for rec in candidates:
@@ -125,9 +147,27 @@ class Queue(_BaseQueue):
                 dead.append(rec)
                 continue
             deliver.append(rec)
-            if len(deliver) == limit:
+            if len(deliver) == window:
                 break
+        if window != limit:
+            self._fault_rng.shuffle(deliver)
+            del deliver[limit:]
         return deliver, dead
+
+    def _filter_delivery(self, deliver: list[_Record], long_poll: bool) -> list[_Record]:
+        faults = self._faults
+        if (
+            faults is not None
+            and faults.partial_short_polls
+            and not long_poll
+            and len(self._records) < SMALL_QUEUE
+        ):
+            return deliver[: self._fault_rng.randint(0, len(deliver))]
+        return deliver
+
+    def _lose_delete(self, rec: _Record) -> bool:
+        faults = self._faults
+        return faults is not None and self._fault_rng.random() < faults.duplicate_rate
 
     def _next_due(self, now: int) -> int | None:
         bound = (now << SEQ_BITS) | SEQ_MASK

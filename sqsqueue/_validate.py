@@ -162,8 +162,11 @@ def _number(name: str, text: str) -> None:
             f"Can't cast the value of message (user) attribute '{name}' to a number."
         )
     if number != 0:
-        _sign, digits, exponent = number.normalize().as_tuple()
+        # Not normalize(): it rounds to the context's 28 digits, hiding a 39th.
+        _sign, digit_tuple, exponent = number.as_tuple()
         assert isinstance(exponent, int)
+        digits = "".join(map(str, digit_tuple)).rstrip("0")
+        exponent += len(digit_tuple) - len(digits)
         magnitude = len(digits) + exponent - 1
         if (
             len(digits) > L.NUMBER_PRECISION
