@@ -438,6 +438,13 @@ class Broker:
                         "The destination queue of a FIFO dead-letter queue redrive must be "
                         "a FIFO queue."
                     )
+                if destination is source:
+                    # Moving a queue into itself never ends (an unlimited task
+                    # would loop forever under the lock). Text UNCONFIRMED.
+                    raise InvalidParameterValue(
+                        "Value for parameter DestinationArn is invalid. Reason: The source "
+                        "and destination queues must be different."
+                    )
             rate = max_number_of_messages_per_second
             if rate is not None:
                 rate = _validate.integer(
@@ -453,6 +460,7 @@ class Broker:
                 raise InvalidParameterValue(
                     "You have reached the maximum of 100 active message move tasks."
                 )
+            source._advance(now)  # expired messages are neither counted nor moved
             visible, _, _ = source._counts(now)
             task = MoveTask(
                 _uuid4(self._rng), source.arn, destination_arn, rate, now, visible
@@ -520,6 +528,9 @@ class Broker:
         if source is None:
             self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
             return
+        # Retention first: a message that expired in the DLQ must not be
+        # redriven back to life (section 10). Re-entry into _drive is guarded.
+        source._advance(now)
         if task.max_number_of_messages_per_second is None:
             budget = None
         else:

@@ -111,12 +111,19 @@ class _Params:
             )
         return None if value is None else list(value)
 
-    def string_map(self, name: str, *, required: bool = False) -> dict[str, Any] | None:
+    def string_map(
+        self, name: str, *, required: bool = False, values: type = str
+    ) -> dict[str, Any] | None:
+        """A JSON map: string keys, and values of type ``values`` (section 1.2:
+        attribute and tag maps are string -> string, MessageAttributes map to
+        MessageAttributeValue structures)."""
         value = self.get(name, Mapping, required=required)
         if value is not None and not all(isinstance(k, str) for k in value):
             raise InvalidParameterValue(
                 f"Value for parameter {name} is invalid. Reason: keys must be strings."
             )
+        if value is not None:
+            _check_values(name, value, values)
         return None if value is None else dict(value)
 
 
@@ -260,8 +267,8 @@ class Client:
         result = queue.send(
             body,
             delay_seconds=p.get("DelaySeconds", int),
-            message_attributes=p.string_map("MessageAttributes"),
-            trace_header=_trace(p.string_map("MessageSystemAttributes")),
+            message_attributes=p.string_map("MessageAttributes", values=Mapping),
+            trace_header=_trace(p.string_map("MessageSystemAttributes", values=Mapping)),
             group_id=p.get("MessageGroupId", str),
             deduplication_id=p.get("MessageDeduplicationId", str),
             principal=self.principal,
@@ -402,6 +409,15 @@ class Client:
         return {"Results": results}
 
 
+def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
+    for key, item in mapping.items():
+        if not isinstance(item, kind):
+            wanted = "a structure" if kind is Mapping else kind.__name__
+            raise InvalidParameterValue(
+                f"Value {item!r} for parameter {name}.{key} is invalid. Reason: must be {wanted}."
+            )
+
+
 def _trace(system: dict[str, Any] | None) -> Any:
     if not system:
         return None
@@ -420,7 +436,33 @@ def _entry(raw: object, allowed: tuple[str, ...]) -> Mapping[str, Any]:
     unknown = [k for k in raw if k not in allowed]
     if unknown:
         raise InvalidParameterValue(f"Unknown parameter {unknown[0]} in a batch entry.")
+    for key, value in raw.items():
+        # Wrong JSON types fail the whole request, as boto3's own validation does.
+        kind = _ENTRY_TYPES[key]
+        if value is not None and (
+            not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        ):
+            raise InvalidParameterValue(
+                f"Value {value!r} for parameter {key} is invalid. Reason: must be "
+                f"{'a structure' if kind is Mapping else kind.__name__}."
+            )
+    for key in ("MessageAttributes", "MessageSystemAttributes"):
+        if raw.get(key) is not None:
+            _check_values(key, raw[key], Mapping)
     return raw
+
+
+_ENTRY_TYPES: dict[str, type] = {
+    "Id": str,
+    "MessageBody": str,
+    "DelaySeconds": int,
+    "MessageAttributes": Mapping,
+    "MessageSystemAttributes": Mapping,
+    "MessageDeduplicationId": str,
+    "MessageGroupId": str,
+    "ReceiptHandle": str,
+    "VisibilityTimeout": int,
+}
 
 
 def _send_entry(raw: object) -> SendEntry:

@@ -87,7 +87,7 @@ class _Attempt:
 
     def __init__(self, expires: int, items: list[tuple[int, int, int]], handles: list[str]) -> None:
         self.expires = expires
-        self.items = items  # (seq, receipt number, vkey) per message
+        self.items = items  # (seq, receipt number, rehides) per message
         self.handles = handles
 
 
@@ -286,6 +286,11 @@ class FifoQueue(_BaseQueue):
         if i < len(index):
             t = (index[i].key >> SEQ_BITS) + self._delay_us()
             due = t if due is None else min(due, t)
+        if self._expiry:
+            # A group's head leaving by retention unlocks the group: a long poll
+            # must wake then too (section 12).
+            t = (self._expiry[0].skey >> SEQ_BITS) + self._retention_us
+            due = t if due is None else min(due, t)
         return due
 
     def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
@@ -396,7 +401,7 @@ class FifoQueue(_BaseQueue):
             return  # nothing to replay: a retry is simply a new receive
         attempt = _Attempt(
             now + L.DEDUP_WINDOW * L.US,
-            [(r.skey & SEQ_MASK, r.receipt_no, r.vkey) for r in records],
+            [(r.skey & SEQ_MASK, r.receipt_no, r.rehides) for r in records],
             handles,
         )
         self._attempts[attempt_id] = attempt
@@ -418,16 +423,17 @@ class FifoQueue(_BaseQueue):
         if attempt is None or attempt.expires <= now:
             return None
         records = []
-        for seq, receipt_no, vkey in attempt.items:
+        for seq, receipt_no, rehides in attempt.items:
             rec = self._records.get(seq)
-            if rec is None or rec.receipt_no != receipt_no or rec.vkey != vkey:
+            # Any ChangeMessageVisibility counts, even one that set the same deadline.
+            if rec is None or rec.receipt_no != receipt_no or rec.rehides != rehides:
                 del self._attempts[attempt_id]
                 return None
             records.append(rec)
         items = []
         for rec in records:
             self._rehide(rec, min(now + visibility_us, rec.receive_cap), now)
-            items.append((rec.skey & SEQ_MASK, rec.receipt_no, rec.vkey))
+            items.append((rec.skey & SEQ_MASK, rec.receipt_no, rec.rehides))
         attempt.items = items
         return [
             self._view(rec, handle, attribute_names, message_attribute_names)
@@ -461,5 +467,6 @@ class FifoQueue(_BaseQueue):
                 assert group.key == group.fresh[0].vkey
         assert total == len(self._records)
         assert len(self._heads_visibility) + len(self._heads_enqueue) == len(self._groups)
+        in_order = set(self._dedup_order)  # a set: deque membership would be O(n^2)
         for key, entry in self._dedup.items():
-            assert (key, entry) in self._dedup_order
+            assert (key, entry) in in_order

@@ -387,14 +387,18 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """Largest ``vkey`` of a fresh record that is receivable at ``now``."""
         return (now << SEQ_BITS) | SEQ_MASK
 
-    def _enqueue(self, rec: _Record, event: str = "sent") -> None:
-        """(none) -> DELAYED or VISIBLE."""
+    def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
+        """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
+        enqueue time (a standard dead letter keeps its original enqueue time)."""
         self._records[rec.skey & SEQ_MASK] = rec
         self._expiry.add(rec)
         self._fresh.add(rec)
         self._link(rec)
         if self._history is not None:
-            self._log(rec, event, rec.skey >> SEQ_BITS, visible_at=(rec.vkey >> SEQ_BITS) / US)
+            t = rec.skey >> SEQ_BITS if at is None else at
+            # As in inspect(): a FIFO fresh vkey excludes the queue delay.
+            shift = t - (self._fresh_bound(t) >> SEQ_BITS)
+            self._log(rec, event, t, visible_at=((rec.vkey >> SEQ_BITS) + shift) / US)
 
     def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
@@ -429,6 +433,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
         self._received.remove(rec)
         rec.vkey = (due << SEQ_BITS) | (rec.skey & SEQ_MASK)
+        rec.rehides += 1
         self._received.add(rec)
         self._moved(rec, False)
         if self._history is not None:
@@ -768,7 +773,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         new.receive_base = rec.receive_base + rec.receive_count
         new.first_receive = rec.first_receive
         self._adopt_dead_letter(new, now)
-        self._enqueue(new, "dead_letter_arrived")
+        self._enqueue(new, "dead_letter_arrived", now)
         self._notify()
 
     def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:

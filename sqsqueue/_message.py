@@ -153,6 +153,7 @@ class _Record:
         "receive_base",
         "receive_cap",
         "receive_count",
+        "rehides",
         "sender_id",
         "sequence_number",
         "size",
@@ -188,6 +189,9 @@ class _Record:
         self.first_receive = 0
         self.receipt_no = 0
         self.receive_cap = 0
+        #: Visibility changes so far (ChangeMessageVisibility, replayed receives):
+        #: a ReceiveRequestAttemptId replays only messages left unchanged (section 9).
+        self.rehides = 0
         self.token: bytes | None = None
         self.old_tokens: dict[int, bytes] | None = None
         self.group_id: str | None = None

@@ -154,7 +154,8 @@ def _attribute_name(name: object) -> str:
 def _number(name: str, text: str) -> None:
     # Number: up to 38 digits of precision, 10^-128..10^+126 (section 4).
     try:
-        number = Decimal(text.strip())
+        # Python's Decimal also reads "1_000" (PEP 515); no other parser does.
+        number = None if "_" in text else Decimal(text.strip())
     except InvalidOperation:
         number = None
     if number is None or not number.is_finite():

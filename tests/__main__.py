@@ -16,7 +16,7 @@ from bootstrap import ensure_venv, run  # noqa: E402
 
 
 def main() -> int:
-    python = str(ensure_venv("dev"))
+    python = str(ensure_venv("dev,spark,testing"))
     for step in (
         [python, "-m", "ruff", "check", "."],
         [python, "-m", "mypy"],

@@ -177,3 +177,9 @@ def mock_sqs(broker: Broker | None = None) -> MockSQS:
     """
     return MockSQS(broker)
 
+
+# Register at import (the handlers do nothing while no mock is active): a
+# botocore session only picks up BUILTIN_HANDLERS when it is created, so a
+# session made after this import but before the first mock starts must already
+# carry them, or its SQS calls would escape to the real endpoint.
+_install()

@@ -147,7 +147,10 @@ def handle(
         if operation not in OPERATIONS:
             raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
         params = _parse(operation, body)
-        trace = (headers or {}).get("X-Amzn-Trace-Id")
+        # HTTP header names are case-insensitive (x-amzn-trace-id is the same header).
+        trace = next(
+            (v for k, v in (headers or {}).items() if k.lower() == "x-amzn-trace-id"), None
+        )
         if operation == "SendMessage" and trace and "MessageSystemAttributes" not in params:
             # An X-Amzn-Trace-Id header is stored as AWSTraceHeader (AWS-obs, 2.1).
             params["MessageSystemAttributes"] = {

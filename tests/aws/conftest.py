@@ -1,0 +1,90 @@
+"""Fixtures for the boto3 facade tests (sqs-behaviour.md sections 1.5 and 2).
+
+Every test here runs hermetically: AWS credentials, profiles, endpoint
+overrides and the EC2 instance-metadata lookup are removed from the
+environment, so the only thing that can answer an SQS call is the Broker
+behind ``mock_sqs`` (section 1.5), and nothing ever reaches the network except
+the deliberate closed-port checks on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sqsqueue import Broker, ManualClock
+from sqsqueue.aws import mock_sqs
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+START = 1_700_000_000.0
+
+_AWS_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_SQS",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_RETRY_MODE",
+    "AWS_MAX_ATTEMPTS",
+)
+
+
+@pytest.fixture(autouse=True)
+def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credentials anywhere: env vars gone, config files point nowhere,
+    instance metadata disabled (so botocore never probes 169.254.169.254)."""
+    for var in _AWS_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "missing-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A virtual clock at epoch 1,700,000,000 (autojump: long polls never block)."""
+    return ManualClock(start=START)
+
+
+@pytest.fixture
+def broker(clock: ManualClock) -> Broker:
+    """The broker behind the mock: account 123456789012, us-east-1."""
+    return Broker(clock=clock, account_id=ACCOUNT)
+
+
+@pytest.fixture
+def sqs(broker: Broker) -> Iterator[Any]:
+    """A real boto3 SQS client (us-east-1, no credentials) served by ``broker``."""
+    with mock_sqs(broker):
+        yield boto3.client("sqs", region_name=REGION)
+
+
+@pytest.fixture
+def queue_url(sqs: Any) -> str:
+    """A standard queue "jobs" created through boto3."""
+    url: str = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+    return url
+
+
+@pytest.fixture
+def fifo_url(sqs: Any) -> str:
+    """A FIFO queue "orders.fifo" (no content-based deduplication)."""
+    url: str = sqs.create_queue(QueueName="orders.fifo", Attributes={"FifoQueue": "true"})[
+        "QueueUrl"
+    ]
+    return url

@@ -1,0 +1,563 @@
+"""A naive reference model of Amazon SQS standard and FIFO queues, for tests.
+
+The model is meant to be *obviously* correct rather than fast: every message
+ever sent stays in one plain list, in send order, and every question ("what is
+receivable?", "how many are in flight?") is answered by scanning it. Times are
+integer microseconds, so every deadline comparison is exact. Section numbers
+refer to ``shared/sqs-behaviour.md``.
+
+How a test drives it (see ``tests/test_stateful_*.py``):
+
+* Move time with :meth:`ModelQueue.advance` in step with the real queue's
+  ``ManualClock``; retention is applied whenever time moves.
+* Call the operation on the model first. An operation the model predicts to
+  fail raises :class:`ModelError` naming the ``sqsqueue.errors`` class the real
+  queue must raise, and it changes nothing before raising (sections 1.4, 3).
+* Receipt handles are :class:`ModelReceipt` values; the test keeps the mapping
+  between them and the real queue's opaque strings.
+
+Extending it: a broker model (dead-letter queues, move tasks) subclasses these
+classes. The lifecycle of a message is a :class:`Fate` (``DEAD_LETTERED`` is
+reserved for that), the moment a stored message next becomes receivable is
+:meth:`ModelQueue.ready_at`, and every state change goes through
+:meth:`ModelQueue._deliver`, :meth:`ModelQueue._remove` or a direct write of
+``ModelMessage.due`` in :meth:`ModelQueue.change_visibility`.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from sqsqueue import errors
+
+__all__ = [
+    "US",
+    "Fate",
+    "ModelAttempt",
+    "ModelError",
+    "ModelFifoQueue",
+    "ModelMessage",
+    "ModelQueue",
+    "ModelReceipt",
+    "ModelStandardQueue",
+    "State",
+]
+
+#: Microseconds per second: the model's time unit.
+US = 1_000_000
+#: "The maximum visibility timeout is 12 hours from the time that Amazon SQS
+#: receives the ReceiveMessage request" (sections 4, 8).
+VISIBILITY_BUDGET_US = 43_200 * US
+#: PurgeQueue: once per 60 s (section 4).
+PURGE_INTERVAL_US = 60 * US
+#: FIFO deduplication interval and ReceiveRequestAttemptId lifetime: 5 minutes (section 9).
+DEDUP_WINDOW_US = 300 * US
+ATTEMPT_WINDOW_US = 300 * US
+
+
+class Fate(enum.Enum):
+    """Where a message is. Every message ever sent has exactly one fate."""
+
+    STORED = "stored"
+    DELETED = "deleted"
+    EXPIRED = "expired"
+    PURGED = "purged"
+    DEAD_LETTERED = "dead-lettered"  # reserved for a broker model
+
+
+class State(enum.Enum):
+    """What a *stored* message counts as in GetQueueAttributes (section 5)."""
+
+    DELAYED = "delayed"  # ApproximateNumberOfMessagesDelayed
+    VISIBLE = "visible"  # ApproximateNumberOfMessages
+    IN_FLIGHT = "in flight"  # ApproximateNumberOfMessagesNotVisible
+
+
+class ModelError(Exception):
+    """The model predicts that the real queue raises ``error``."""
+
+    def __init__(self, error: type[errors.SQSError], reason: str = "") -> None:
+        super().__init__(f"{error.__name__}: {reason}" if reason else error.__name__)
+        self.error = error
+        self.reason = reason
+
+
+@dataclass(eq=False)
+class ModelMessage:
+    """One message ever sent, whatever became of it.
+
+    ``due`` is the moment the message becomes receivable: the end of its delay
+    before the first receive (standard queues; a FIFO queue computes that from
+    the queue's current delay, see :meth:`ModelFifoQueue.ready_at`), the end of
+    the visibility timeout of the latest receipt after.
+    """
+
+    key: int  # send order within its queue, from 1
+    body: str
+    sent: int
+    group_id: str | None = None
+    dedup_id: str | None = None
+    due: int = 0
+    receive_count: int = 0  # also the number of the latest receipt
+    cap: int = 0  # end of the 12-hour budget of the latest receive
+    changes: int = 0  # successful visibility changes since the latest receive
+    fate: Fate = Fate.STORED
+    fate_time: int | None = None
+
+    @property
+    def received(self) -> bool:
+        return self.receive_count > 0
+
+    def __repr__(self) -> str:
+        group = f"{self.group_id}:" if self.group_id is not None else ""
+        return f"M{group}{self.key}"
+
+
+@dataclass(frozen=True, eq=False)
+class ModelReceipt:
+    """A receipt handle as the model sees it.
+
+    ``queue`` is the name of the queue that issued it (``None`` for a string
+    no queue issued); ``message`` and ``receipt_no`` say which receive of which
+    message it came from (``None``/``0`` for handles of queues the model does
+    not know). ``forged`` marks a genuine handle whose secret part was altered.
+    """
+
+    queue: str | None
+    message: ModelMessage | None
+    receipt_no: int
+    forged: bool = False
+
+    def __repr__(self) -> str:
+        if self.message is None:
+            return f"<receipt of {self.queue}>"
+        forged = " forged" if self.forged else ""
+        return f"<receipt {self.message!r}#{self.receipt_no}{forged}>"
+
+
+class ModelQueue:
+    """What standard and FIFO queues share: time, retention, counts, receipts.
+
+    ``now`` is integer microseconds (epoch). Subclasses define how a message
+    becomes receivable (:meth:`ready_at`), which receipt may act
+    (:meth:`_may_act`), sending, and receiving.
+    """
+
+    fifo: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        now: int,
+        visibility_timeout: int = 30,
+        delay_seconds: int = 0,
+        retention: int = 345_600,
+    ) -> None:
+        self.name = name
+        self.now = now
+        self.visibility_timeout = visibility_timeout
+        self.delay_seconds = delay_seconds
+        self.retention = retention
+        self.messages: list[ModelMessage] = []
+        self.last_purge: int | None = None
+
+    # -- time -------------------------------------------------------------------
+
+    def advance(self, microseconds: int) -> None:
+        """Let time pass; messages past their retention period expire."""
+        assert microseconds >= 0
+        self.now += microseconds
+        self._expire()
+
+    def _expire(self) -> None:
+        # Retention counts from the enqueue time and applies in every state
+        # (section 4, MessageRetentionPeriod); a message is gone at sent + retention.
+        for m in self.stored():
+            if self.now >= m.sent + self.retention * US:
+                self._remove(m, Fate.EXPIRED)
+
+    def _remove(self, m: ModelMessage, fate: Fate) -> None:
+        assert m.fate is Fate.STORED and fate is not Fate.STORED
+        m.fate = fate
+        m.fate_time = self.now
+
+    # -- configuration ----------------------------------------------------------
+
+    def set_attributes(
+        self, *, visibility_timeout: int | None = None, delay_seconds: int | None = None
+    ) -> None:
+        """SetQueueAttributes for the attributes the model knows."""
+        if visibility_timeout is not None:
+            self.visibility_timeout = visibility_timeout
+        if delay_seconds is not None:
+            self.delay_seconds = delay_seconds
+
+    # -- where messages are -----------------------------------------------------
+
+    def stored(self) -> list[ModelMessage]:
+        """Messages still in the queue, in send order."""
+        return [m for m in self.messages if m.fate is Fate.STORED]
+
+    def ready_at(self, m: ModelMessage) -> int:
+        """When a stored message is (or was) next receivable."""
+        return m.due
+
+    def state(self, m: ModelMessage) -> State:
+        assert m.fate is Fate.STORED
+        if self.ready_at(m) <= self.now:
+            return State.VISIBLE
+        return State.IN_FLIGHT if m.received else State.DELAYED
+
+    def in_flight(self, m: ModelMessage) -> bool:
+        return m.fate is Fate.STORED and self.state(m) is State.IN_FLIGHT
+
+    def counts(self) -> tuple[int, int, int]:
+        """(visible, in flight, delayed): the three Approximate* counts (section 5)."""
+        states = [self.state(m) for m in self.stored()]
+        return (
+            states.count(State.VISIBLE),
+            states.count(State.IN_FLIGHT),
+            states.count(State.DELAYED),
+        )
+
+    def receivable(self) -> list[ModelMessage]:
+        """Stored messages whose delay or visibility timeout has ended."""
+        return [m for m in self.stored() if self.ready_at(m) <= self.now]
+
+    def anything_receivable(self) -> bool:
+        """Whether a receive now returns at least one message."""
+        return bool(self.receivable())
+
+    def wait(self, wait_seconds: int) -> None:
+        """The wait of a long poll (section 12) under a ``ManualClock`` that jumps
+        time: time moves to the first moment a receive finds something, or to
+        the end of the wait. Only a delay or visibility timeout ending, or a
+        message expiring, can change what a receive finds."""
+        deadline = self.now + wait_seconds * US
+        while not self.anything_receivable() and self.now < deadline:
+            events = [
+                t
+                for m in self.stored()
+                for t in (self.ready_at(m), m.sent + self.retention * US)
+                if self.now < t < deadline
+            ]
+            self.advance(min(events, default=deadline) - self.now)
+
+    # -- transitions --------------------------------------------------------------
+
+    def _new_message(self, body: str, group_id: str | None, due: int) -> ModelMessage:
+        m = ModelMessage(len(self.messages) + 1, body, self.now, group_id=group_id, due=due)
+        self.messages.append(m)
+        return m
+
+    def _deliver(self, m: ModelMessage, visibility_timeout: int) -> ModelReceipt:
+        """VISIBLE -> IN FLIGHT with a new receipt (section 8)."""
+        assert m.fate is Fate.STORED and self.ready_at(m) <= self.now
+        m.receive_count += 1
+        m.due = self.now + visibility_timeout * US
+        m.cap = self.now + VISIBILITY_BUDGET_US
+        m.changes = 0
+        return ModelReceipt(self.name, m, m.receive_count)
+
+    def _visibility(self, visibility_timeout: int | None) -> int:
+        return self.visibility_timeout if visibility_timeout is None else visibility_timeout
+
+    # -- receipts -------------------------------------------------------------------
+
+    def _resolve(self, receipt: ModelReceipt) -> ModelMessage | None:
+        """The stored message a handle names, None if that message is gone.
+
+        A string this queue never issued, a handle of another queue, or a forged
+        handle is ReceiptHandleIsInvalid (section 8,
+        "Garbage handle"). Whether a genuine handle may act is :meth:`_may_act`.
+        """
+        if receipt.queue != self.name or receipt.message is None:
+            raise ModelError(errors.ReceiptHandleIsInvalid, "not issued by this queue")
+        if receipt.forged:
+            # Refused whether or not the message still exists: a gone message's
+            # handle is only honoured if this queue really issued it.
+            raise ModelError(errors.ReceiptHandleIsInvalid, "forged")
+        m = receipt.message
+        assert m in self.messages
+        if m.fate is not Fate.STORED:
+            return None
+        return m
+
+    def _may_act(self, m: ModelMessage, receipt: ModelReceipt) -> bool:
+        raise NotImplementedError
+
+    def delete(self, receipt: ModelReceipt) -> None:
+        """DeleteMessage. Deleting a message that is gone succeeds (section 8,
+        "Deleted message": idempotent)."""
+        m = self._resolve(receipt)
+        if m is None:
+            return
+        if not self._may_act(m, receipt):
+            raise ModelError(errors.InvalidParameterValue, "The receipt handle has expired.")
+        self._remove(m, Fate.DELETED)
+
+    def change_visibility(self, receipt: ModelReceipt, visibility_timeout: int) -> None:
+        """ChangeMessageVisibility: the new timeout counts from now, within the
+        12-hour budget of the receive (sections 4, 8)."""
+        m = self._resolve(receipt)
+        if m is None or not self._may_act(m, receipt):
+            raise ModelError(
+                errors.InvalidParameterValue,
+                "Message does not exist or is not available for visibility timeout change.",
+            )
+        due = self.now + visibility_timeout * US
+        if due > m.cap:
+            raise ModelError(errors.InvalidParameterValue, "beyond the 12-hour budget")
+        m.due = due
+        m.changes += 1
+
+    def purge(self) -> None:
+        """PurgeQueue: every stored message goes, whatever its state; once per 60 s."""
+        if self.last_purge is not None and self.now < self.last_purge + PURGE_INTERVAL_US:
+            raise ModelError(errors.PurgeQueueInProgress)
+        self.last_purge = self.now
+        for m in self.stored():
+            self._remove(m, Fate.PURGED)
+
+
+class ModelStandardQueue(ModelQueue):
+    """A standard queue (section 10).
+
+    AWS may return any receivable messages, so the model does not pick: it says
+    which messages are receivable (:meth:`receivable`) and how many a receive
+    must return (:meth:`receive_count`), and the test applies the real queue's
+    choice with :meth:`receive`, which checks that choice is legal.
+    """
+
+    def send(self, body: str, *, delay_seconds: int | None = None, group_id: str | None = None
+             ) -> ModelMessage:
+        """SendMessage. A per-message delay overrides the queue's; the queue
+        delay is read now, so later changes to it do not apply (section 10)."""
+        delay = self.delay_seconds if delay_seconds is None else delay_seconds
+        return self._new_message(body, group_id, self.now + delay * US)
+
+    def receive_count(self, max_messages: int) -> int:
+        """How many messages a receive returns: as many as asked, if there are.
+
+        (AWS's short poll may return fewer; sqsqueue, like long polling, does
+        not: section 10.)
+        """
+        return min(max_messages, len(self.receivable()))
+
+    def oldest_first(self, max_messages: int) -> list[ModelMessage]:
+        """sqsqueue's own choice (not AWS's rule): the receivable messages that
+        became receivable first, ties in send order."""
+        ready = sorted(self.receivable(), key=lambda m: (self.ready_at(m), m.key))
+        return ready[:max_messages]
+
+    def receive(
+        self,
+        chosen: Sequence[ModelMessage],
+        max_messages: int,
+        visibility_timeout: int | None = None,
+    ) -> list[ModelReceipt]:
+        """Apply a receive that returned ``chosen``, after checking it was legal."""
+        receivable = self.receivable()
+        assert len(chosen) == self.receive_count(max_messages), (
+            f"a receive of {max_messages} must return {self.receive_count(max_messages)} "
+            f"of {receivable}, got {list(chosen)}"
+        )
+        assert len(set(map(id, chosen))) == len(chosen), f"duplicates in {list(chosen)}"
+        for m in chosen:
+            assert m in receivable, f"{m!r} is not receivable ({receivable})"
+        vt = self._visibility(visibility_timeout)
+        return [self._deliver(m, vt) for m in chosen]
+
+    def _may_act(self, m: ModelMessage, receipt: ModelReceipt) -> bool:
+        # Standard: every handle ever issued for the message acts on it, in
+        # flight or not, latest or not (section 8, "Observed on real AWS").
+        return True
+
+
+@dataclass
+class ModelAttempt:
+    """A remembered ReceiveRequestAttemptId: what it returned, and when it lapses."""
+
+    expires: int
+    receipts: list[ModelReceipt]
+    changes: list[int] = field(default_factory=list)
+
+
+class ModelFifoQueue(ModelQueue):
+    """A FIFO queue (section 9): groups, strict per-group order, deduplication.
+
+    A receive is predicted exactly: the groups whose first stored message (the
+    head) is receivable, ordered by when the head became receivable (ties: the
+    head's send order), each contributing its *receivable prefix* (the leading
+    run of its messages that are receivable: received messages visible again,
+    then never-received messages whose delay ended; the first in-flight or
+    still-delayed message ends it), up to ``max_messages`` in all.
+    """
+
+    fifo: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        now: int,
+        visibility_timeout: int = 30,
+        delay_seconds: int = 0,
+        retention: int = 345_600,
+        content_based_deduplication: bool = False,
+        deduplication_scope: str = "queue",
+    ) -> None:
+        super().__init__(
+            name,
+            now=now,
+            visibility_timeout=visibility_timeout,
+            delay_seconds=delay_seconds,
+            retention=retention,
+        )
+        assert deduplication_scope in ("queue", "messageGroup")
+        self.content_based_deduplication = content_based_deduplication
+        self.deduplication_scope = deduplication_scope
+        #: deduplication key -> (end of its window, the message first sent with it)
+        self.dedup: dict[object, tuple[int, ModelMessage]] = {}
+        self.attempts: dict[str, ModelAttempt] = {}
+
+    def ready_at(self, m: ModelMessage) -> int:
+        # The queue delay of a FIFO queue applies retroactively to messages not
+        # yet received (section 9, "Other FIFO rules").
+        if m.received:
+            return m.due
+        return m.sent + self.delay_seconds * US
+
+    # -- send -----------------------------------------------------------------------
+
+    def dedup_key(self, body: str, group_id: str, dedup_id: str | None) -> object:
+        """The deduplication key: explicit id, else SHA-256 of the body; per
+        group when DeduplicationScope is messageGroup (section 9)."""
+        if dedup_id is None:
+            if not self.content_based_deduplication:
+                raise ModelError(errors.InvalidParameterValue, "no deduplication id")
+            dedup_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        if self.deduplication_scope == "messageGroup":
+            return (group_id, dedup_id)
+        return dedup_id
+
+    def send(
+        self, body: str, *, group_id: str, dedup_id: str | None = None
+    ) -> tuple[ModelMessage, bool]:
+        """SendMessage: (the message, whether the send was a duplicate).
+
+        A duplicate within 5 minutes of the first send is accepted and not
+        delivered, even if the first was deleted; it does not extend the window
+        (section 9, "Deduplication").
+        """
+        key = self.dedup_key(body, group_id, dedup_id)
+        entry = self.dedup.get(key)
+        if entry is not None and self.now < entry[0]:
+            return entry[1], True
+        m = self._new_message(body, group_id, 0)
+        m.dedup_id = dedup_id
+        self.dedup[key] = (self.now + DEDUP_WINDOW_US, m)
+        return m, False
+
+    # -- receive ----------------------------------------------------------------------
+
+    def groups(self) -> dict[str, list[ModelMessage]]:
+        """Stored messages by group, each in send order."""
+        out: dict[str, list[ModelMessage]] = {}
+        for m in self.stored():
+            assert m.group_id is not None
+            out.setdefault(m.group_id, []).append(m)
+        return out
+
+    def receivable_prefix(self, chain: Iterable[ModelMessage]) -> list[ModelMessage]:
+        """The leading run of receivable messages of a group (section 9: an
+        in-flight message holds back itself and everything after it)."""
+        out = []
+        for m in chain:
+            if self.ready_at(m) > self.now:
+                break
+            out.append(m)
+        return out
+
+    def anything_receivable(self) -> bool:
+        return bool(self.select(1))
+
+    def select(self, max_messages: int) -> list[ModelMessage]:
+        """The messages a fresh receive returns, in order (see the class docstring)."""
+        heads = sorted(
+            (chain for chain in self.groups().values() if self.ready_at(chain[0]) <= self.now),
+            key=lambda chain: (self.ready_at(chain[0]), chain[0].key),
+        )
+        out: list[ModelMessage] = []
+        for chain in heads:
+            for m in self.receivable_prefix(chain):
+                out.append(m)
+                if len(out) == max_messages:
+                    return out
+        return out
+
+    def _replayable(self, attempt: ModelAttempt) -> bool:
+        """A retry returns the same receipts "provided none of the messages were
+        modified (deleted or visibility changed)" (section 9)."""
+        for receipt, changes in zip(attempt.receipts, attempt.changes, strict=True):
+            m = receipt.message
+            assert m is not None
+            if m.fate is not Fate.STORED or m.receive_count != receipt.receipt_no:
+                return False
+            if m.changes != changes:
+                return False
+        return True
+
+    def receive(
+        self,
+        max_messages: int,
+        visibility_timeout: int | None = None,
+        attempt_id: str | None = None,
+        wait_seconds: int = 0,
+    ) -> tuple[list[ModelReceipt], bool]:
+        """ReceiveMessage: (the receipts returned, in order; whether it was a replay).
+
+        With an attempt id seen in the last 5 minutes whose messages are
+        unmodified, the same receipts come back and their visibility timeout is
+        reset ("If a retry occurs within the deduplication interval, it resets
+        the visibility timeout", section 9). Otherwise it is a fresh receive,
+        remembered under the attempt id if it returned anything (what happens
+        after a modification is UNCONFIRMED; a fresh receive is the reading
+        sqsqueue takes). A long poll (``wait_seconds``) that finds nothing waits
+        as :meth:`ModelQueue.wait` says.
+        """
+        vt = self._visibility(visibility_timeout)
+        if attempt_id is not None:
+            attempt = self.attempts.get(attempt_id)
+            if attempt is not None and self.now < attempt.expires:
+                if self._replayable(attempt):
+                    for receipt in attempt.receipts:
+                        m = receipt.message
+                        assert m is not None
+                        m.due = min(self.now + vt * US, m.cap)
+                    return list(attempt.receipts), True
+                del self.attempts[attempt_id]
+        self.wait(wait_seconds)
+        receipts = [self._deliver(m, vt) for m in self.select(max_messages)]
+        if attempt_id is not None and receipts:
+            self.attempts[attempt_id] = ModelAttempt(
+                self.now + ATTEMPT_WINDOW_US, receipts, [0] * len(receipts)
+            )
+        return receipts, False
+
+    def _may_act(self, m: ModelMessage, receipt: ModelReceipt) -> bool:
+        # FIFO: only the latest receipt, and only while the message is in flight
+        # (section 8, "FIFO, handle used after its visibility expired").
+        return receipt.receipt_no == m.receive_count and m.due > self.now
+
+    def purge(self) -> None:
+        """PurgeQueue also clears the deduplication history (section 9) and the
+        remembered receive attempts."""
+        super().purge()
+        self.dedup.clear()
+        self.attempts.clear()

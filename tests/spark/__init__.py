@@ -1,0 +1,1 @@
+"""Tests of the Spark connector (``sqsqueue.spark``); they need pyspark and Java."""

@@ -1,0 +1,89 @@
+"""Deterministic deduplication ids of the FIFO sink."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sqsqueue import Broker, FifoQueue, ManualClock
+from sqsqueue.spark import foreach_batch_sink, write_dataframe
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.spark
+
+ROWS = [("same", "g"), ("same", "g"), ("other", "g")]
+
+
+def frame(spark: SparkSession, rows: list[tuple[str, str]]) -> DataFrame:
+    return spark.createDataFrame(rows, "body string, message_group_id string").coalesce(1)
+
+
+def bodies(queue: FifoQueue) -> Counter[str]:
+    return Counter(m.body for m in queue.inspect())
+
+
+class TestDeterministicIds:
+    """Ids come from (sink id, batch id, row content, occurrence among identical rows)."""
+
+    @pytest.fixture
+    def queue(self, broker: Broker) -> FifoQueue:
+        queue = broker.create_queue("ids.fifo", fifo_queue=True)
+        assert isinstance(queue, FifoQueue)
+        return queue
+
+    def test_identical_rows_in_one_batch_are_all_sent(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """Two identical rows are two messages: the occurrence counter gives them
+        different deduplication ids."""
+        result = write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        assert result.sent == 3 and result.deduplicated == 0
+        assert len(set(result.message_ids)) == 3
+        assert bodies(queue) == Counter({"same": 2, "other": 1})
+
+    def test_replay_of_a_batch_sends_nothing_new(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """The same batch id again, rows in another order, sends nothing new: each
+        row gets the id it had and the queue answers with the original message."""
+        first = write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        replay = write_dataframe(frame(spark, ROWS[::-1]), queue, sink_id="s", batch_id=1)
+        assert bodies(queue) == Counter({"same": 2, "other": 1})
+        assert set(replay.message_ids) == set(first.message_ids)
+
+    def test_another_batch_id_or_sink_id_sends_again(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """A different batch id (or sink id) is a different write: the same rows
+        are sent again."""
+        write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=2)
+        assert bodies(queue) == Counter({"same": 4, "other": 2})
+        write_dataframe(frame(spark, ROWS), queue, sink_id="t", batch_id=1)
+        assert bodies(queue) == Counter({"same": 6, "other": 3})
+
+    def test_foreach_batch_sink_uses_the_batch_id(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """The foreachBatch function keys ids on Spark's batch id: calling it twice
+        with one id is a replay, with the next id a new batch."""
+        sink = foreach_batch_sink(queue, sink_id="stream")
+        sink(frame(spark, ROWS), 7)
+        sink(frame(spark, ROWS), 7)
+        assert bodies(queue) == Counter({"same": 2, "other": 1})
+        sink(frame(spark, ROWS), 8)
+        assert bodies(queue) == Counter({"same": 4, "other": 2})
+
+    def test_replay_after_the_window_duplicates(
+        self, spark: SparkSession, queue: FifoQueue, clock: ManualClock
+    ) -> None:
+        """The guarantee holds within SQS's 5-minute deduplication window only: a
+        replay after it sends the rows again (documented)."""
+        write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        clock.advance(301)
+        write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        assert bodies(queue) == Counter({"same": 4, "other": 2})

@@ -1,0 +1,154 @@
+"""The pytest plugin (``sqsqueue.testing.plugin``), used the way a user would:
+installed through the ``pytest11`` entry point and run in a separate pytest
+process (``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures; sections 1.5
+and 8 of sqs-behaviour.md for what the boto3 flow must show).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = textwrap.dedent(
+    '''
+    """A user's test module: no imports of sqsqueue fixtures, no conftest."""
+
+    from sqsqueue import Broker, ManualClock, Queue
+
+
+    def test_clock_is_manual(sqs_clock):
+        assert isinstance(sqs_clock, ManualClock)
+        assert sqs_clock.now() == 1_700_000_000.0
+        sqs_clock.advance(5)
+        assert sqs_clock.now() == 1_700_000_005.0
+
+
+    def test_broker_uses_the_clock(sqs_broker, sqs_clock):
+        assert isinstance(sqs_broker, Broker)
+        assert sqs_broker.clock is sqs_clock
+        assert sqs_broker.account_id == "123456789012"
+        assert sqs_broker.region == "us-east-1"
+        q = sqs_broker.create_queue("direct", visibility_timeout=10)
+        assert isinstance(q, Queue)
+        q.send("x")
+        [m] = q.receive()
+        sqs_clock.advance(10)
+        [again] = q.receive()
+        assert again.message_id == m.message_id
+        assert [e.event for e in q.history(m.message_id)] == ["sent", "received", "received"]
+
+
+    def test_boto3_flow(sqs_client, sqs_broker, sqs_clock):
+        url = sqs_client.create_queue(
+            QueueName="jobs", Attributes={"VisibilityTimeout": "30"}
+        )["QueueUrl"]
+        assert url == "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"
+        assert "jobs" in sqs_broker
+        sent = sqs_client.send_message(QueueUrl=url, MessageBody="hello")
+        first = sqs_client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"]
+        )["Messages"]
+        assert [m["Body"] for m in first] == ["hello"]
+        assert first[0]["MessageId"] == sent["MessageId"]
+        assert first[0]["Attributes"]["ApproximateReceiveCount"] == "1"
+        # In flight: nothing to receive until the visibility timeout passes.
+        assert "Messages" not in sqs_client.receive_message(QueueUrl=url)
+        sqs_clock.advance(29)
+        assert "Messages" not in sqs_client.receive_message(QueueUrl=url)
+        sqs_clock.advance(1)
+        second = sqs_client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"]
+        )["Messages"]
+        assert [m["MessageId"] for m in second] == [sent["MessageId"]]
+        assert second[0]["Attributes"]["ApproximateReceiveCount"] == "2"
+        sqs_client.delete_message(QueueUrl=url, ReceiptHandle=second[0]["ReceiptHandle"])
+        assert len(sqs_broker.get_queue(url)) == 0
+
+
+    def test_each_test_gets_a_fresh_broker(sqs_client, sqs_broker):
+        assert sqs_client.list_queues().get("QueueUrls", []) == []
+        assert len(sqs_broker) == 0
+
+
+    def test_client_errors_are_botocore_errors(sqs_client):
+        import pytest
+
+        with pytest.raises(sqs_client.exceptions.QueueDoesNotExist):
+            sqs_client.get_queue_url(QueueName="missing")
+    '''
+)
+
+
+def test_plugin_fixtures_through_entry_point(pytester: pytest.Pytester) -> None:
+    """The plugin is found through the installed pytest11 entry point (no
+    ``-p``, no conftest) and its three fixtures drive a full boto3 flow: a
+    received message comes back after the visibility timeout with
+    ApproximateReceiveCount "2" (section 8)."""
+    pytester.makepyfile(test_user=USER_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5)
+
+
+def test_plugin_is_listed_as_entry_point() -> None:
+    """``pyproject.toml`` registers ``sqsqueue.testing.plugin`` under
+    ``[project.entry-points.pytest11]``: the installed distribution exposes it."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group="pytest11") if ep.name == "sqsqueue"]
+    assert [ep.value for ep in found] == ["sqsqueue.testing.plugin"]
+
+
+def test_state_does_not_leak_between_tests(pytester: pytest.Pytester) -> None:
+    """Each test gets its own clock and broker, so an advance or a queue in one
+    test is invisible to the next (function-scoped fixtures)."""
+    pytester.makepyfile(
+        test_leak=textwrap.dedent(
+            """
+            def test_a(sqs_broker, sqs_clock):
+                sqs_broker.create_queue("a")
+                sqs_clock.advance(3600)
+
+            def test_b(sqs_broker, sqs_clock):
+                assert "a" not in sqs_broker
+                assert sqs_clock.now() == 1_700_000_000.0
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def _fresh_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def test_plugin_import_is_light() -> None:
+    """The plugin module imports neither boto3 nor hypothesis until a fixture
+    needs them (its docstring's promise), so merely having sqsqueue installed
+    costs every pytest run nothing."""
+    result = _fresh_python(
+        "import sys, sqsqueue.testing.plugin; "
+        "assert 'boto3' not in sys.modules, 'boto3'; "
+        "assert 'botocore' not in sys.modules, 'botocore'; "
+        "assert 'hypothesis' not in sys.modules, 'hypothesis'"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_package_import_is_light() -> None:
+    """``import sqsqueue`` (and ``sqsqueue.testing``) pulls in neither boto3,
+    botocore nor pyspark: those are optional extras (pyproject ``aws``/``spark``)."""
+    result = _fresh_python(
+        "import sys, sqsqueue, sqsqueue.testing; "
+        "bad = [m for m in ('boto3', 'botocore', 'pyspark', 'hypothesis') "
+        "if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,280 @@
+"""Receipt handles, DeleteMessage and ChangeMessageVisibility on a standard queue (section 8)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from sqsqueue import ManualClock, Queue, errors
+
+START = 1_700_000_000.0
+
+
+def counts(q: Queue) -> tuple[int, int, int]:
+    """(visible, in flight, delayed) as GetQueueAttributes reports them."""
+    a = q.get_attributes(["All"])
+    return (
+        int(a["ApproximateNumberOfMessages"]),
+        int(a["ApproximateNumberOfMessagesNotVisible"]),
+        int(a["ApproximateNumberOfMessagesDelayed"]),
+    )
+
+
+def mutations(handle: str) -> list[str]:
+    """Every handle that differs from ``handle`` in exactly one character."""
+    out = []
+    for i, ch in enumerate(handle):
+        for repl in ("A", "B", "-", "_", "z"):
+            if repl != ch:
+                out.append(handle[:i] + repl + handle[i + 1 :])
+                break
+    return out
+
+
+class TestDelete:
+    """DeleteMessage on a standard queue."""
+
+    def test_delete_removes_message(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: deleting with the current handle removes the message for good."""
+        queue.send("a")
+        [m] = queue.receive()
+        queue.delete(m.receipt_handle)
+        assert len(queue) == 0
+        assert counts(queue) == (0, 0, 0)
+        clock.advance(3_600)
+        assert queue.receive() == []
+        queue._check()
+
+    def test_delete_twice_succeeds(self, queue: Queue) -> None:
+        """Section 8: DeleteMessage again with the same handle -> success (idempotent)."""
+        queue.send("a")
+        queue.send("b")
+        [m] = queue.receive()
+        queue.delete(m.receipt_handle)
+        queue.delete(m.receipt_handle)
+        assert len(queue) == 1
+        queue._check()
+
+    def test_delete_with_expired_handle_deletes(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: on a standard queue a handle whose visibility expired still deletes."""
+        queue.send("a")
+        [m] = queue.receive()
+        clock.advance(31)
+        assert counts(queue) == (1, 0, 0)
+        queue.delete(m.receipt_handle)
+        assert len(queue) == 0
+        assert queue.receive() == []
+        queue._check()
+
+    def test_delete_with_old_handle_after_re_receive(
+        self, clock: ManualClock, queue: Queue
+    ) -> None:
+        """Section 8: an old handle keeps working after the message was received again."""
+        queue.send("a")
+        [first] = queue.receive()
+        clock.advance(30)
+        [second] = queue.receive()
+        assert first.receipt_handle != second.receipt_handle
+        queue.delete(first.receipt_handle)
+        assert len(queue) == 0
+        # ... and the newer handle now finds nothing to do, successfully.
+        queue.delete(second.receipt_handle)
+        queue._check()
+
+    def test_delete_in_flight_message_of_other_consumer(self, queue: Queue) -> None:
+        """Section 2.1: SQS deletes a message even while it is locked by another consumer
+        (any handle ever issued for it works)."""
+        queue.send("a")
+        [first] = queue.receive(visibility_timeout=0)
+        [second] = queue.receive()  # now in flight for "another consumer"
+        queue.delete(first.receipt_handle)
+        assert len(queue) == 0
+        assert second.message_id == first.message_id
+        queue._check()
+
+
+class TestChangeVisibilityHandles:
+    """Which handles ChangeMessageVisibility accepts (section 8)."""
+
+    def test_expired_handle_re_hides(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: after the timeout expired (nobody re-received), the old handle re-hides."""
+        queue.send("a")
+        [m] = queue.receive()
+        clock.advance(40)
+        assert counts(queue) == (1, 0, 0)
+        queue.change_visibility(m.receipt_handle, 60)
+        assert counts(queue) == (0, 1, 0)
+        clock.advance(59)
+        assert queue.receive() == []
+        clock.advance(1)
+        assert len(queue.receive()) == 1
+        queue._check()
+
+    def test_old_handle_after_re_receive(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: ChangeMessageVisibility(old handle, 0) still makes the message visible."""
+        queue.send("a")
+        [first] = queue.receive()
+        clock.advance(30)
+        queue.receive()
+        assert counts(queue) == (0, 1, 0)
+        queue.change_visibility(first.receipt_handle, 0)
+        assert counts(queue) == (1, 0, 0)
+        queue._check()
+
+    def test_deleted_message(self, queue: Queue) -> None:
+        """Section 8: on a deleted message -> InvalidParameterValue with AWS's text."""
+        queue.send("a")
+        [m] = queue.receive()
+        queue.delete(m.receipt_handle)
+        h = m.receipt_handle
+        with pytest.raises(errors.InvalidParameterValue) as info:
+            queue.change_visibility(h, 10)
+        assert info.value.message == (
+            f"Value {h} for parameter ReceiptHandle is invalid. Reason: Message does not exist "
+            "or is not available for visibility timeout change."
+        )
+        queue._check()
+
+
+class TestInvalidHandles:
+    """Malformed, foreign and forged handles -> ReceiptHandleIsInvalid (section 8)."""
+
+    def test_garbage(self, queue: Queue) -> None:
+        """Section 8: 'garbage' -> ReceiptHandleIsInvalid with AWS's text, for both calls."""
+        queue.send("a")
+        text = 'The input receipt handle "garbage" is not a valid receipt handle.'
+        with pytest.raises(errors.ReceiptHandleIsInvalid) as info:
+            queue.delete("garbage")
+        assert info.value.message == text
+        assert info.value.http_status == 404
+        with pytest.raises(errors.ReceiptHandleIsInvalid) as info:
+            queue.change_visibility("garbage", 10)
+        assert info.value.message == text
+        assert len(queue) == 1
+        queue._check()
+
+    @pytest.mark.parametrize(
+        "handle",
+        ["x", "A" * 48, "=" * 48, "\u00e9" * 48, "A" * 47 + "!", "AQ" * 24, "A" * 1024],
+    )
+    def test_malformed(self, queue: Queue, handle: str) -> None:
+        """Section 8: a handle this queue could never have issued is refused."""
+        queue.send("a")
+        queue.receive()
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            queue.delete(handle)
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            queue.change_visibility(handle, 0)
+        assert counts(queue) == (0, 1, 0)
+        queue._check()
+
+    def test_handle_from_another_queue(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 2.1: a well-formed handle from another queue -> ReceiptHandleIsInvalid."""
+        other = Queue("other", clock=clock)
+        other.send("theirs")
+        [theirs] = other.receive()
+        queue.send("ours")
+        queue.receive()
+        with pytest.raises(errors.ReceiptHandleIsInvalid) as info:
+            queue.delete(theirs.receipt_handle)
+        assert info.value.message == (
+            f'The receipt handle "{theirs.receipt_handle}" is not valid for this queue.'
+        )
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            queue.change_visibility(theirs.receipt_handle, 0)
+        assert len(other) == 1 and len(queue) == 1
+        assert counts(queue) == (0, 1, 0)
+        queue._check()
+        other._check()
+
+    def test_handle_from_same_named_queue(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: a queue re-created with the same name does not accept the old queue's
+        handles."""
+        queue.send("a")
+        [m] = queue.receive()
+        twin = Queue("jobs", clock=clock)
+        twin.send("a")
+        twin.receive()
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            twin.delete(m.receipt_handle)
+        assert len(twin) == 1
+
+    def test_every_single_character_mutation_is_refused(self, queue: Queue) -> None:
+        """Section 8: flipping any one character of a real handle gives an invalid handle,
+        for a live message."""
+        queue.send("a")
+        [m] = queue.receive()
+        for forged in mutations(m.receipt_handle):
+            with pytest.raises(errors.ReceiptHandleIsInvalid):
+                queue.delete(forged)
+            with pytest.raises(errors.ReceiptHandleIsInvalid):
+                queue.change_visibility(forged, 0)
+        assert counts(queue) == (0, 1, 0)
+        queue._check()
+
+    def test_mutations_refused_after_delete(self, queue: Queue) -> None:
+        """Section 8: a forged handle is refused even when the message it imitates is gone
+        (it must not pass for the idempotent delete of a deleted message)."""
+        queue.send("a")
+        [m] = queue.receive()
+        queue.delete(m.receipt_handle)
+        for forged in mutations(m.receipt_handle):
+            with pytest.raises(errors.ReceiptHandleIsInvalid):
+                queue.delete(forged)
+        queue.delete(m.receipt_handle)  # the genuine one is still fine
+
+    def test_mutation_pointing_at_another_message(self, queue: Queue) -> None:
+        """Section 8: a forged handle naming another stored message does not delete it."""
+        for body in "abc":
+            queue.send(body)
+        received = queue.receive(3)
+        assert len(received) == 3
+        raw = bytearray(base64.urlsafe_b64decode(received[0].receipt_handle))
+        raw[15] ^= 1  # the low byte of the message's sequence number
+        forged = base64.urlsafe_b64encode(bytes(raw)).decode()
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            queue.delete(forged)
+        assert len(queue) == 3
+        queue._check()
+
+
+class TestHandleEntropy:
+    """Each receive issues a new, unguessable handle (sections 2.1 and 8, design.md)."""
+
+    def test_new_handle_per_receive(self, queue: Queue) -> None:
+        """Section 2.1: each receive issues a new ReceiptHandle for the same message."""
+        queue.send("a")
+        handles = {m.receipt_handle for _ in range(50) for m in queue.receive(visibility_timeout=0)}
+        assert len(handles) == 50
+        queue._check()
+
+    def test_handles_carry_at_least_128_bits(self, queue: Queue) -> None:
+        """design.md principle 8: handles carry >= 128 unguessable bits: two handles for the
+        same message differ in at least 128 bits' worth of their bytes."""
+        queue.send("a")
+        [a] = queue.receive(visibility_timeout=0)
+        [b] = queue.receive(visibility_timeout=0)
+        ra = base64.urlsafe_b64decode(a.receipt_handle)
+        rb = base64.urlsafe_b64decode(b.receipt_handle)
+        assert len(ra) == len(rb) and len(ra) * 8 >= 128
+        # At least 16 bytes of the handle change unpredictably between receives.
+        assert sum(x != y for x, y in zip(ra[-16:], rb[-16:], strict=True)) >= 12
+
+    def test_handles_differ_between_queues_with_the_same_seed(self, clock: ManualClock) -> None:
+        """design.md principle 8: handles are not predictable from the message alone: two
+        queues issue different handles for their first message."""
+        q1 = Queue("a", clock=clock)
+        q2 = Queue("a", clock=clock)
+        q1.send("x")
+        q2.send("x")
+        assert q1.receive()[0].receipt_handle != q2.receive()[0].receipt_handle
+
+    def test_handle_is_short_ascii(self, queue: Queue) -> None:
+        """Section 4: a receipt handle is at most 1,024 characters; ours are URL-safe ASCII."""
+        queue.send("a")
+        [m] = queue.receive()
+        h = m.receipt_handle
+        assert 0 < len(h) <= 1024
+        assert h.isascii()
+        assert all(c.isalnum() or c in "-_=" for c in h)
