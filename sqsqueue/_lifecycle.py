@@ -260,11 +260,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._lock: threading.RLock = _lock if _lock is not None else threading.RLock()
         self._rng = random if random is not None else _random.Random(os.urandom(16))
         self._entropy = _Entropy(random)
-        self._tag = self._entropy.take(7)
-        self._handle_key = self._entropy.take(32)
+        # The tag and key are drawn from the queue's entropy and bound to its
+        # ARN, so two queues seeded alike still refuse each other's handles.
+        secret = hashlib.blake2b(
+            self._entropy.take(32) + self.arn.encode(), digest_size=39
+        ).digest()
+        self._tag = secret[:7]
+        self._handle_key = secret[7:]
         self._seq = 0
         self._waiters: set[Waiter] = set()
         self._tags: dict[str, str] = {}
+        self._last_now = 0
         self._history: dict[str, list[HistoryEvent]] | None = None
         #: Called with ``now`` by every operation (a Broker drives move tasks).
         self._tick: Callable[[int], None] | None = None
@@ -323,7 +329,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._wait_s: int = _int(v["ReceiveMessageWaitTimeSeconds"])
 
     def _now_us(self) -> int:
-        return round(self._clock.now() * US)
+        # Queue time never runs backwards, even if a SystemClock is stepped
+        # back: deadlines already issued keep their meaning.
+        now = round(self._clock.now() * US)
+        if now < self._last_now:
+            return self._last_now
+        self._last_now = now
+        return now
 
     def _check_alive(self) -> None:
         if self._deleted:
@@ -387,12 +399,25 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """Largest ``vkey`` of a fresh record that is receivable at ``now``."""
         return (now << SEQ_BITS) | SEQ_MASK
 
+    def _add_fresh(self, rec: _Record) -> None:
+        """Index a never-received record (the standard queue has a fast lane)."""
+        self._fresh.add(rec)
+
+    def _remove_fresh(self, rec: _Record) -> None:
+        self._fresh.remove(rec)
+
+    def _fresh_count(self) -> int:
+        return len(self._fresh)
+
+    def _is_fresh_indexed(self, rec: _Record) -> bool:
+        return rec in self._fresh
+
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
         """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
         enqueue time (a standard dead letter keeps its original enqueue time)."""
         self._records[rec.skey & SEQ_MASK] = rec
         self._expiry.add(rec)
-        self._fresh.add(rec)
+        self._add_fresh(rec)
         self._link(rec)
         if self._history is not None:
             t = rec.skey >> SEQ_BITS if at is None else at
@@ -404,7 +429,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
         was_fresh = rec.receive_count == 0
         if was_fresh:
-            self._fresh.remove(rec)
+            self._remove_fresh(rec)
             if not rec.first_receive:
                 rec.first_receive = now
         else:
@@ -413,10 +438,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._received.add(rec)
         rec.receive_count += 1
         rec.receive_cap = now + L.RECEIVE_VISIBILITY_BUDGET * US
-        if rec.token is not None:
-            if rec.old_tokens is None:
-                rec.old_tokens = {}
-            rec.old_tokens[rec.receipt_no] = rec.token
         rec.receipt_no += 1
         token = self._token(rec.skey & SEQ_MASK, rec.receipt_no)
         rec.token = token
@@ -446,7 +467,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         del self._records[rec.skey & SEQ_MASK]
         self._expiry.remove(rec)
         if rec.receive_count == 0:
-            self._fresh.remove(rec)
+            self._remove_fresh(rec)
         else:
             self._received.remove(rec)
         self._unlink(rec)
@@ -999,12 +1020,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             raise ReceiptHandleIsInvalid(
                 f'The receipt handle "{handle}" is not valid for this queue.'
             )
-        if not hmac.compare_digest(token, self._token(seq, receipt_no)):
-            # Never issued by this queue (forged or mutated), whether or not the
-            # message still exists.
-            raise ReceiptHandleIsInvalid(
-                f'The input receipt handle "{handle}" is not a valid receipt handle.'
-            )
         return seq, receipt_no, token
 
     def _token(self, seq: int, receipt_no: int) -> bytes:
@@ -1020,19 +1035,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         mutated: ReceiptHandleIsInvalid.
         """
         rec = self._records.get(seq)
-        if rec is None:
-            return None
-        if receipt_no == rec.receipt_no:
-            expected = rec.token
-        elif 0 < receipt_no < rec.receipt_no and rec.old_tokens is not None:
-            expected = rec.old_tokens.get(receipt_no)
-        else:
-            expected = None
-        if expected is None or not hmac.compare_digest(expected, token):
-            raise ReceiptHandleIsInvalid(
-                f'The input receipt handle "{handle}" is not a valid receipt handle.'
-            )
-        return rec
+        if rec is not None and receipt_no == rec.receipt_no and rec.token is not None:
+            # The latest receipt: the token stored at issue time is the MAC.
+            if hmac.compare_digest(rec.token, token):
+                return rec
+        elif hmac.compare_digest(token, self._token(seq, receipt_no)):
+            # An older receipt, or a message that is gone: recompute the MAC.
+            # Never issued by this queue (forged or mutated) fails either way.
+            return rec
+        raise ReceiptHandleIsInvalid(
+            f'The input receipt handle "{handle}" is not a valid receipt handle.'
+        )
 
     @abc.abstractmethod
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
@@ -1382,14 +1395,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._fresh._check()
             self._received._check()
             assert len(self._expiry) == len(self._records)
-            assert len(self._fresh) + len(self._received) == len(self._records)
+            assert self._fresh_count() + len(self._received) == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq
                 assert rec.vkey & SEQ_MASK == seq
                 assert seq <= self._seq
                 if rec.receive_count == 0:
                     assert rec.token is None and rec.receipt_no == 0
-                    assert rec in self._fresh
+                    assert self._is_fresh_indexed(rec)
                 else:
                     assert rec.token is not None and rec.receipt_no == rec.receive_count
                     assert rec in self._received

@@ -148,7 +148,6 @@ class _Record:
         "group",
         "group_id",
         "message_id",
-        "old_tokens",
         "receipt_no",
         "receive_base",
         "receive_cap",
@@ -193,7 +192,6 @@ class _Record:
         #: a ReceiveRequestAttemptId replays only messages left unchanged (section 9).
         self.rehides = 0
         self.token: bytes | None = None
-        self.old_tokens: dict[int, bytes] | None = None
         self.group_id: str | None = None
         self.dedup_id: str | None = None
         self.sequence_number: int | None = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 import heapq
 import random as _random
 import threading
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
 from typing import Any
 
@@ -119,7 +120,36 @@ class Queue(_BaseQueue):
     # -- ordering policy: the lifecycle's two indexes are all it needs -------------
 
     def _reset_policy(self) -> None:
-        pass
+        # Fast lane: never-received messages sent without delay are receivable
+        # at once and arrive in key order, so a deque holds them in order and
+        # saves a sorted-index insert and removal per message (the hot path).
+        # Delayed messages and dead letters go to the lifecycle's sorted index.
+        self._ready: deque[_Record] = deque()
+
+    def _add_fresh(self, rec: _Record) -> None:
+        ready = self._ready
+        if rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and (
+            not ready or ready[-1].vkey < rec.vkey
+        ):
+            ready.append(rec)
+        else:
+            self._fresh.add(rec)
+
+    def _remove_fresh(self, rec: _Record) -> None:
+        ready = self._ready
+        if ready and ready[0] is rec:
+            ready.popleft()
+        elif rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and rec in ready:
+            # Only a reordering fault takes from further in, within its window.
+            ready.remove(rec)
+        else:
+            self._fresh.remove(rec)
+
+    def _fresh_count(self) -> int:
+        return len(self._fresh) + len(self._ready)
+
+    def _is_fresh_indexed(self, rec: _Record) -> bool:
+        return rec in self._fresh or rec in self._ready
 
     def _link(self, rec: _Record) -> None:
         pass
@@ -132,12 +162,18 @@ class Queue(_BaseQueue):
 
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         bound = (now << SEQ_BITS) | SEQ_MASK
-        fresh = self._fresh.irange_key(max_key=bound)
+        streams: list[Iterable[_Record]] = []
+        if self._ready:
+            streams.append(self._ready)  # every fast-lane record is receivable
+        fresh = self._fresh
+        if fresh and fresh[0].vkey <= bound:
+            streams.append(fresh.irange_key(max_key=bound))
         received = self._received
         if received and received[0].vkey <= bound:
-            candidates = heapq.merge(fresh, received.irange_key(max_key=bound), key=_VKEY)
-        else:
-            candidates = fresh
+            streams.append(received.irange_key(max_key=bound))
+        if not streams:
+            return [], []
+        candidates = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_VKEY)
         faults = self._faults
         window = limit * REORDER_WINDOW if faults is not None and faults.reorder else limit
         deliver: list[_Record] = []

@@ -406,9 +406,11 @@ def _row(queue_name: str, m: Message) -> tuple[Any, ...]:
 class QueueBatch:
     """Messages received from a queue, as a DataFrame, acknowledged on exit.
 
-    >>> with QueueBatch(spark, queue, max_messages=100) as batch:  # doctest: +SKIP
-    ...     process(batch.df)          # raise to have every message redelivered
-    ...     batch.reject(bad_ids)      # or release just some of them
+    ::
+
+        with QueueBatch(spark, queue, max_messages=100) as batch:
+            process(batch.df)          # raise to have every message redelivered
+            batch.reject(bad_ids)      # or release just some of them
 
     ``heartbeat_interval`` (wall seconds, default a third of the visibility
     timeout) controls the thread that extends the batch's visibility while it

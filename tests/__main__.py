@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))
-from bootstrap import ensure_venv, run  # noqa: E402
+from bootstrap import ensure_venv, run
 
 
 def main() -> int:

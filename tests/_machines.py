@@ -6,15 +6,19 @@ after every step that the two agree (``design.md``, "Invariants are code").
 ``tests/test_stateful_standard.py`` and ``tests/test_stateful_fifo.py`` add the
 queue-type rules (send, receive).
 
-Receipt handles live in the ``handles`` bundle: every handle a receive issued,
-plus handles of another queue, a string no queue issued, and genuine handles
-with their secret part altered, so that stale, foreign and forged handles are
-used as often as fresh ones.
+Receipt handles live in the ``handles`` bundle: every handle a receive ever
+issued (hypothesis prefers recent ones, so current and stale handles both get
+used), handles of another queue, a string no queue issued, and genuine handles
+with their secret part altered. A handle must act on its own message only.
+
+Time moves by random steps, and also lands exactly on (or just before) the next
+moments the model says something happens by itself, where off-by-one errors hide.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import random
 from collections.abc import Callable
@@ -22,6 +26,7 @@ from typing import Any, TypeVar
 
 from hypothesis import event
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -58,6 +63,13 @@ CHANGE_VT = st.integers(0, 120) | st.sampled_from([43_199, 43_200])
 FAILED = object()  # what QueueMachine.expect returns when both sides failed alike
 
 
+def record(value: str) -> None:
+    """``hypothesis.event`` (see ``--hypothesis-show-statistics``), also
+    callable from step sequences run by hand, outside a hypothesis test."""
+    with contextlib.suppress(InvalidArgument):
+        event(value)
+
+
 def to_us(seconds: float) -> int:
     return round(seconds * US)
 
@@ -72,7 +84,7 @@ def forge(handle: str) -> str:
 def snapshot(queue: Queue | FifoQueue) -> tuple[Any, ...]:
     """Everything an operation could change, read from the engine's internals."""
     records = sorted(
-        (seq, r.skey, r.vkey, r.receipt_no, r.receive_count, r.token)
+        (seq, r.skey, r.vkey, r.receipt_no, r.receive_count, r.rehides, r.token)
         for seq, r in queue._records.items()
     )
     state: tuple[Any, ...] = (records, queue._last_purge, repr(queue._values))
@@ -121,18 +133,16 @@ class QueueMachine(RuleBasedStateMachine):
 
     # -- bookkeeping ------------------------------------------------------------
 
-
     def bind(self, m: ModelMessage, message_id: str) -> None:
         assert m.key not in self.message_id, f"{m!r} sent twice"
         assert message_id not in self.by_id, f"message id {message_id} reused"
         self.message_id[m.key] = message_id
         self.by_id[message_id] = m
 
-    def issued(
-        self, messages: list[Message], receipts: list[ModelReceipt]
-    ) -> list[Handle]:
+    def issued(self, messages: list[Message], receipts: list[ModelReceipt]) -> list[Handle]:
         """Check what a receive returned against the model's receipts; the new handles."""
-        assert [self.by_id[m.message_id] for m in messages] == [r.message for r in receipts]
+        got = [self.by_id[m.message_id] for m in messages]
+        assert got == [r.message for r in receipts], f"queue returned {got}, model {receipts}"
         new = []
         for msg, receipt in zip(messages, receipts, strict=True):
             m = receipt.message
@@ -164,17 +174,22 @@ class QueueMachine(RuleBasedStateMachine):
         or FAILED when the model predicted the very error the engine raised, in
         which case the engine's state must be unchanged (design.md principle 6)."""
         before = snapshot(self.queue)
+        expected: ModelError | None = None
         try:
             predicted = model_call()
-        except ModelError as expected:
+        except ModelError as err:
+            expected = err
+        if expected is not None:
+            raised: SQSError | None = None
             try:
                 engine_call()
             except SQSError as err:
-                assert type(err) is expected.error, f"engine raised {err!r}; model: {expected}"
-                assert snapshot(self.queue) == before, f"{err!r} changed the queue"
-                event(f"{engine_call.__qualname__.split('.')[1]}: {expected}")
-                return FAILED
-            raise AssertionError(f"engine succeeded; model predicted {expected}") from None
+                raised = err
+            assert raised is not None, f"engine succeeded; model predicted {expected}"
+            assert type(raised) is expected.error, f"engine raised {raised!r}; model: {expected}"
+            assert snapshot(self.queue) == before, f"{raised!r} changed the queue"
+            record(f"{engine_call.__qualname__.split('.')[1]}: {expected}")
+            return FAILED
         try:
             actual = engine_call()
         except SQSError as err:
@@ -197,7 +212,7 @@ class QueueMachine(RuleBasedStateMachine):
         failed = {f.id: f for f in result.failed}
         assert len(failed) + len(result.successful) == len(model_calls)
         for i, expected in enumerate(outcomes):
-            event(f"batch entry: {expected}")
+            record(f"batch entry: {expected}")
             if expected is None:
                 assert str(i) in result.successful, f"entry {i} failed: {failed.get(str(i))}"
             else:
@@ -210,6 +225,20 @@ class QueueMachine(RuleBasedStateMachine):
     def advance(self, seconds: float) -> None:
         self.clock.advance(seconds)
         self.model.advance(to_us(seconds))
+
+    @rule(index=st.integers(0, 31), early=st.booleans())
+    def advance_to_deadline(self, index: int, early: bool) -> None:
+        """Land exactly on (or a quarter second before) one of the next moments
+        at which the model says something changes by itself: boundaries are
+        where off-by-one bugs live."""
+        deadlines = self.model.deadlines()
+        if not deadlines:
+            return
+        target = deadlines[index % len(deadlines)] - (US // 4 if early else 0)
+        if target > self.model.now:
+            microseconds = target - self.model.now
+            self.clock.advance(microseconds / US)
+            self.model.advance(microseconds)
 
     @rule(
         visibility_timeout=st.none() | st.integers(0, 60),
@@ -290,6 +319,11 @@ class QueueMachine(RuleBasedStateMachine):
         return Handle(forge(h.text), ModelReceipt(r.queue, r.message, r.receipt_no, forged=True))
 
     # -- invariants -------------------------------------------------------------
+
+    def check_all(self) -> None:
+        """Every invariant, now: for step sequences written by hand."""
+        self.engine_invariants()
+        self.agrees_with_model()
 
     @invariant()
     def engine_invariants(self) -> None:

@@ -233,6 +233,16 @@ class ModelQueue:
         """Whether a receive now returns at least one message."""
         return bool(self.receivable())
 
+    def deadlines(self) -> list[int]:
+        """Every future moment at which something changes by itself: a delay or
+        visibility timeout ends, a message expires, purging is allowed again.
+        (For tests that want to land exactly on, or just before, a boundary.)"""
+        times = {self.ready_at(m) for m in self.stored()}
+        times |= {m.sent + self.retention * US for m in self.stored()}
+        if self.last_purge is not None:
+            times.add(self.last_purge + PURGE_INTERVAL_US)
+        return sorted(t for t in times if t > self.now)
+
     def wait(self, wait_seconds: int) -> None:
         """The wait of a long poll (section 12) under a ``ManualClock`` that jumps
         time: time moves to the first moment a receive finds something, or to
@@ -334,8 +344,9 @@ class ModelStandardQueue(ModelQueue):
     choice with :meth:`receive`, which checks that choice is legal.
     """
 
-    def send(self, body: str, *, delay_seconds: int | None = None, group_id: str | None = None
-             ) -> ModelMessage:
+    def send(
+        self, body: str, *, delay_seconds: int | None = None, group_id: str | None = None
+    ) -> ModelMessage:
         """SendMessage. A per-message delay overrides the queue's; the queue
         delay is read now, so later changes to it do not apply (section 10)."""
         delay = self.delay_seconds if delay_seconds is None else delay_seconds
@@ -486,6 +497,13 @@ class ModelFifoQueue(ModelQueue):
 
     def anything_receivable(self) -> bool:
         return bool(self.select(1))
+
+    def deadlines(self) -> list[int]:
+        """Also the ends of deduplication windows and receive attempts."""
+        times = set(super().deadlines())
+        times |= {expires for expires, _m in self.dedup.values()}
+        times |= {attempt.expires for attempt in self.attempts.values()}
+        return sorted(t for t in times if t > self.now)
 
     def select(self, max_messages: int) -> list[ModelMessage]:
         """The messages a fresh receive returns, in order (see the class docstring)."""

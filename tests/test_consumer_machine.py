@@ -198,7 +198,7 @@ class NotIdempotent(ConsumerMachine):
     """Applies every delivery: under duplicate faults (section 10) a message's
     effect is applied twice, which its invariant forbids."""
 
-    faults = Faults(seed=5, duplicate_rate=0.5)
+    faults: Faults | None = Faults(seed=5, duplicate_rate=0.5)
 
     def __init__(self) -> None:
         super().__init__()

@@ -12,7 +12,7 @@ import hashlib
 
 import pytest
 
-from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
+from sqsqueue import Broker, FifoQueue, ManualClock, MessageInfo, Queue, errors
 
 START = 1_700_000_000.0
 VT = 30
@@ -33,7 +33,7 @@ def counts(q: Queue | FifoQueue) -> tuple[int, int, int]:
     )
 
 
-def by_body(q: Queue | FifoQueue) -> dict[str, object]:
+def by_body(q: Queue | FifoQueue) -> dict[str, MessageInfo]:
     return {info.body: info for info in q.inspect()}
 
 
@@ -67,22 +67,22 @@ class TestInspectStates:
         [m] = q.receive()
         assert m.body == "visible"
         info = by_body(q)
-        assert info["visible"].state == "in_flight"  # type: ignore[attr-defined]
-        assert info["visible"].receive_count == 1  # type: ignore[attr-defined]
-        assert info["visible"].visible_at == START + 1 + VT  # type: ignore[attr-defined]
-        assert info["delayed"].state == "delayed"  # type: ignore[attr-defined]
-        assert info["delayed"].visible_at == START + 10  # type: ignore[attr-defined]
-        assert info["delayed"].receive_count == 0  # type: ignore[attr-defined]
-        assert info["flight"].state == "visible"  # type: ignore[attr-defined]
-        assert info["flight"].visible_at == START  # type: ignore[attr-defined]
-        assert all(i.sent_at == START for i in info.values())  # type: ignore[attr-defined]
+        assert info["visible"].state == "in_flight"
+        assert info["visible"].receive_count == 1
+        assert info["visible"].visible_at == START + 1 + VT
+        assert info["delayed"].state == "delayed"
+        assert info["delayed"].visible_at == START + 10
+        assert info["delayed"].receive_count == 0
+        assert info["flight"].state == "visible"
+        assert info["flight"].visible_at == START
+        assert all(i.sent_at == START for i in info.values())
         assert counts(q) == (1, 1, 1)
         clock.advance(9)  # delay over at START + 10
-        assert by_body(q)["delayed"].state == "visible"  # type: ignore[attr-defined]
+        assert by_body(q)["delayed"].state == "visible"
         clock.advance(VT - 9)  # visibility over at START + 1 + VT
         info = by_body(q)
-        assert info["visible"].state == "visible"  # type: ignore[attr-defined]
-        assert info["visible"].receive_count == 1  # type: ignore[attr-defined]
+        assert info["visible"].state == "visible"
+        assert info["visible"].receive_count == 1
         assert counts(q) == (3, 0, 0)
 
     def test_receive_counts_accumulate(self, clock: ManualClock, q: Queue) -> None:
@@ -117,10 +117,10 @@ class TestInspectStates:
         q.send("a", group_id="tenant-1")
         q.send("b")
         info = by_body(q)
-        assert info["a"].group_id == "tenant-1"  # type: ignore[attr-defined]
-        assert info["b"].group_id is None  # type: ignore[attr-defined]
+        assert info["a"].group_id == "tenant-1"
+        assert info["b"].group_id is None
         for i in info.values():
-            assert i.deduplication_id is None and i.sequence_number is None  # type: ignore[attr-defined]
+            assert i.deduplication_id is None and i.sequence_number is None
 
     def test_expired_messages_are_gone(self, clock: ManualClock) -> None:
         """Section 4: a message past MessageRetentionPeriod is not listed."""
@@ -151,15 +151,16 @@ class TestInspectFifo:
         content = f.send("b", group_id="g2")
         info = by_body(f)
         a, b = info["a"], info["b"]
-        assert (a.group_id, a.deduplication_id, a.sequence_number) == (  # type: ignore[attr-defined]
+        assert (a.group_id, a.deduplication_id, a.sequence_number) == (
             "g1",
             "d-1",
             explicit.sequence_number,
         )
-        assert b.group_id == "g2"  # type: ignore[attr-defined]
-        assert b.deduplication_id == hashlib.sha256(b"b").hexdigest()  # type: ignore[attr-defined]
-        assert b.sequence_number == content.sequence_number  # type: ignore[attr-defined]
-        assert int(a.sequence_number) < int(b.sequence_number)  # type: ignore[attr-defined]
+        assert b.group_id == "g2"
+        assert b.deduplication_id == hashlib.sha256(b"b").hexdigest()
+        assert b.sequence_number == content.sequence_number
+        assert a.sequence_number is not None and b.sequence_number is not None
+        assert int(a.sequence_number) < int(b.sequence_number)
 
     def test_duplicate_send_stores_nothing(self, clock: ManualClock) -> None:
         """Section 9: a duplicate within the window is accepted but not stored."""
@@ -189,9 +190,9 @@ class TestInspectFifo:
         f.send("b", group_id="g")
         f.receive(1)
         info = by_body(f)
-        assert info["a"].state == "in_flight"  # type: ignore[attr-defined]
-        assert info["a"].visible_at == START + 30  # type: ignore[attr-defined]
-        assert info["b"].state == "visible"  # type: ignore[attr-defined]  (group locked, yet stored visible)
+        assert info["a"].state == "in_flight"
+        assert info["a"].visible_at == START + 30
+        assert info["b"].state == "visible"  # group locked, yet stored visible
 
 
 class TestInspectChangesNothing:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, multiple, rule
 
@@ -30,6 +29,7 @@ from tests._machines import (
     START,
     WAIT,
     QueueMachine,
+    record,
     to_us,
 )
 from tests._profiles import machine_settings
@@ -95,9 +95,9 @@ class StandardMachine(QueueMachine):
         # sqsqueue's own policy (_standard.py): oldest due first.
         assert chosen == self.model.oldest_first(max_messages)
         receipts = self.model.receive(chosen, max_messages, visibility_timeout)
-        event(f"receive: {len(receipts)}")
+        record(f"receive: {len(receipts)}")
         return multiple(*self.issued(messages, receipts))
 
 
-StandardMachine.TestCase.settings = machine_settings(max_examples=100, stateful_step_count=50)
+StandardMachine.TestCase.settings = machine_settings(max_examples=400, stateful_step_count=50)
 TestStandardQueueMachine = StandardMachine.TestCase
