@@ -549,7 +549,6 @@ class Broker:
             if target is None:
                 self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
                 return
-            source._drop(rec, "moved", now)
             prepared = _Prepared(
                 rec.body, rec.size, rec.attributes, None, rec.trace_header,
                 rec.group_id, rec.dedup_id if target.FIFO else None,
@@ -558,7 +557,8 @@ class Broker:
                 prepared.group_id = rec.message_id  # a standard message into FIFO
             if target.FIFO and prepared.dedup_id is None:
                 prepared.dedup_id = rec.message_id
-            target._commit(prepared, now, rec.sender_id)
+            result = target._commit(prepared, now, rec.sender_id)
+            source._drop(rec, "moved", now, to=target.arn, new_message_id=result.message_id)
             target._notify()
             task.moved += 1
             if budget is not None:

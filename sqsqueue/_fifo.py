@@ -43,6 +43,7 @@ from sortedcontainers import SortedKeyList
 from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
+from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import _BaseQueue, _Prepared
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, Message, SendResult, _Record
 from sqsqueue._standard import system_attributes_md5
@@ -134,6 +135,7 @@ class FifoQueue(_BaseQueue):
         account_id: str = "000000000000",
         dead_letter_queue: _BaseQueue | None = None,
         max_receive_count: int | None = None,
+        faults: Faults | None = None,
         _lock: threading.RLock | None = None,
         _resolver: Callable[[str], _BaseQueue | None] | None = None,
         **kwargs: Any,
@@ -159,6 +161,13 @@ class FifoQueue(_BaseQueue):
             receive_message_wait_time_seconds=receive_message_wait_time_seconds,
             **kwargs,
         )
+        if faults is not None and not isinstance(faults, Faults):
+            raise InvalidParameterValue(
+                f"Value {faults!r} for parameter faults is invalid. Reason: must be a Faults."
+            )
+        #: Accepted for symmetry with :class:`Queue` and ignored: FIFO queues
+        #: stay exact, as AWS's do.
+        self.faults = faults
 
     # -- structures -------------------------------------------------------------
 

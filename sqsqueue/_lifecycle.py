@@ -460,10 +460,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if self._history is not None:
             self._log(rec, "visibility_changed", now, visible_at=due / US)
 
-    def _drop(self, rec: _Record, reason: str = "deleted", now: int | None = None) -> None:
+    def _drop(
+        self, rec: _Record, reason: str = "deleted", now: int | None = None, **detail: object
+    ) -> None:
         """Any state -> deleted, expired, dead-lettered, moved or purged."""
         if self._history is not None:
-            self._log(rec, reason, self._now_us() if now is None else now)
+            self._log(rec, reason, self._now_us() if now is None else now, **detail)
         del self._records[rec.skey & SEQ_MASK]
         self._expiry.remove(rec)
         if rec.receive_count == 0:
@@ -478,7 +480,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if expiry:
             bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
             while expiry and expiry[0].skey <= bound:
-                self._drop(expiry[0], "expired", now)
+                rec = expiry[0]
+                # Stamp the moment retention ran out, not when it was noticed.
+                expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
+                self._drop(rec, "expired", expired_at)
         self._advance_policy(now)
         if self._tick is not None:
             self._tick(now)
