@@ -17,12 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._lifecycle import system_trace
 from sqsqueue._message import (
     BatchResult,
-    ChangeVisibilityEntry,
-    DeleteEntry,
     Message,
-    SendEntry,
     SendResult,
 )
 from sqsqueue._standard import Queue
@@ -268,7 +266,7 @@ class Client:
             body,
             delay_seconds=p.get("DelaySeconds", int),
             message_attributes=p.string_map("MessageAttributes", values=Mapping),
-            trace_header=_trace(p.string_map("MessageSystemAttributes", values=Mapping)),
+            trace_header=system_trace(p.string_map("MessageSystemAttributes", values=Mapping)),
             group_id=p.get("MessageGroupId", str),
             deduplication_id=p.get("MessageDeduplicationId", str),
             principal=self.principal,
@@ -280,7 +278,7 @@ class Client:
         queue = self._queue(p)
         entries = p.get("Entries", (list, tuple), required=True)
         result = queue.send_batch(
-            [_send_entry(e) for e in entries], principal=self.principal
+            _entries(entries), principal=self.principal
         )
         return _batch(result, send=True)
 
@@ -323,7 +321,7 @@ class Client:
         p = _Params("DeleteMessageBatch", params, ("QueueUrl", "Entries"))
         queue = self._queue(p)
         entries = p.get("Entries", (list, tuple), required=True)
-        result = queue.delete_batch([_delete_entry(e) for e in entries], principal=self.principal)
+        result = queue.delete_batch(_entries(entries), principal=self.principal)
         return _batch(result)
 
     def change_message_visibility(self, **params: Any) -> dict[str, Any]:
@@ -343,7 +341,7 @@ class Client:
         queue = self._queue(p)
         entries = p.get("Entries", (list, tuple), required=True)
         result = queue.change_visibility_batch(
-            [_change_entry(e) for e in entries], principal=self.principal
+            _entries(entries), principal=self.principal
         )
         return _batch(result)
 
@@ -418,81 +416,9 @@ def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
             )
 
 
-def _trace(system: dict[str, Any] | None) -> Any:
-    if not system:
-        return None
-    unknown = set(system) - {"AWSTraceHeader"}
-    if unknown:
-        raise InvalidParameterValue(
-            f"Value {sorted(unknown)[0]} for parameter MessageSystemAttributes is invalid. "
-            "Reason: only AWSTraceHeader is supported."
-        )
-    return system.get("AWSTraceHeader")
-
-
-def _entry(raw: object, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(raw, Mapping):
+def _entries(entries: Any) -> list[Mapping[str, Any]]:
+    """Batch entries as the engine takes them: boto3-shaped mappings, checked
+    there (``_lifecycle._aws_entry``)."""
+    if not all(isinstance(e, Mapping) for e in entries):
         raise InvalidParameterValue("Each batch entry must be a mapping.")
-    unknown = [k for k in raw if k not in allowed]
-    if unknown:
-        raise InvalidParameterValue(f"Unknown parameter {unknown[0]} in a batch entry.")
-    for key, value in raw.items():
-        # Wrong JSON types fail the whole request, as boto3's own validation does.
-        kind = _ENTRY_TYPES[key]
-        if value is not None and (
-            not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-        ):
-            raise InvalidParameterValue(
-                f"Value {value!r} for parameter {key} is invalid. Reason: must be "
-                f"{'a structure' if kind is Mapping else kind.__name__}."
-            )
-    for key in ("MessageAttributes", "MessageSystemAttributes"):
-        if raw.get(key) is not None:
-            _check_values(key, raw[key], Mapping)
-    return raw
-
-
-_ENTRY_TYPES: dict[str, type] = {
-    "Id": str,
-    "MessageBody": str,
-    "DelaySeconds": int,
-    "MessageAttributes": Mapping,
-    "MessageSystemAttributes": Mapping,
-    "MessageDeduplicationId": str,
-    "MessageGroupId": str,
-    "ReceiptHandle": str,
-    "VisibilityTimeout": int,
-}
-
-
-def _send_entry(raw: object) -> SendEntry:
-    e = _entry(
-        raw,
-        (
-            "Id", "MessageBody", "DelaySeconds", "MessageAttributes", "MessageSystemAttributes",
-            "MessageDeduplicationId", "MessageGroupId",
-        ),
-    )
-    system = e.get("MessageSystemAttributes")
-    if system is not None and not isinstance(system, Mapping):
-        raise InvalidParameterValue("MessageSystemAttributes must be a mapping.")
-    return SendEntry(
-        e.get("Id"),  # type: ignore[arg-type]
-        e.get("MessageBody"),  # type: ignore[arg-type]
-        e.get("DelaySeconds"),
-        e.get("MessageAttributes"),
-        e.get("MessageGroupId"),
-        e.get("MessageDeduplicationId"),
-        _trace(dict(system)) if system else None,
-    )
-
-
-def _delete_entry(raw: object) -> DeleteEntry:
-    e = _entry(raw, ("Id", "ReceiptHandle"))
-    return DeleteEntry(e.get("Id"), e.get("ReceiptHandle"))  # type: ignore[arg-type]
-
-
-def _change_entry(raw: object) -> ChangeVisibilityEntry:
-    e = _entry(raw, ("Id", "ReceiptHandle", "VisibilityTimeout"))
-    vt = e.get("VisibilityTimeout", 0)
-    return ChangeVisibilityEntry(e.get("Id"), e.get("ReceiptHandle"), vt)  # type: ignore[arg-type]
+    return list(entries)

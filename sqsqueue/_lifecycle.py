@@ -1486,29 +1486,76 @@ def _fail(message: str) -> NoReturn:
     raise InvalidParameterValue(message)
 
 
+#: Member types of boto3-shaped batch entries; a wrong type fails the whole
+#: request, as botocore's own parameter validation does.
+_ENTRY_TYPES: dict[str, type] = {
+    "Id": str,
+    "MessageBody": str,
+    "DelaySeconds": int,
+    "MessageAttributes": Mapping,
+    "MessageSystemAttributes": Mapping,
+    "MessageDeduplicationId": str,
+    "MessageGroupId": str,
+    "ReceiptHandle": str,
+    "VisibilityTimeout": int,
+}
+_SEND_KEYS = (
+    "Id", "MessageBody", "DelaySeconds", "MessageAttributes", "MessageSystemAttributes",
+    "MessageDeduplicationId", "MessageGroupId",
+)
+
+
+def _aws_entry(raw: Mapping[str, Any], allowed: tuple[str, ...]) -> Mapping[str, Any]:
+    """Check a boto3-shaped batch entry: known members of the right types."""
+    unknown = [k for k in raw if k not in allowed]
+    if unknown:
+        _fail(f"Unknown parameter {unknown[0]} in a batch entry.")
+    for key, value in raw.items():
+        kind = _ENTRY_TYPES[key]
+        if value is not None and (
+            not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        ):
+            wanted = "a structure" if kind is Mapping else kind.__name__
+            _fail(f"Value {value!r} for parameter {key} is invalid. Reason: must be {wanted}.")
+        if isinstance(value, Mapping):
+            for name, item in value.items():
+                if not isinstance(item, Mapping):
+                    _fail(
+                        f"Value {item!r} for parameter {key}.{name} is invalid. Reason: "
+                        "must be a structure."
+                    )
+    return raw
+
+
+def system_trace(system: Mapping[str, Any] | None) -> Any:
+    """The AWSTraceHeader of a MessageSystemAttributes map, the only key SQS
+    accepts (section 2.1)."""
+    if not system:
+        return None
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        _fail(
+            f"Value {sorted(unknown)[0]} for parameter MessageSystemAttributes is invalid. "
+            "Reason: only AWSTraceHeader is supported."
+        )
+    return system.get("AWSTraceHeader")
+
+
 def _coerce_send(index: int, raw: object) -> SendEntry:
     if isinstance(raw, SendEntry):
         return raw
     if isinstance(raw, str):
         return SendEntry(str(index), raw)
     if isinstance(raw, Mapping):
-        system = raw.get("MessageSystemAttributes")
-        trace = None
-        if system is not None:
-            if not isinstance(system, Mapping) or set(system) - {"AWSTraceHeader"}:
-                _fail(
-                    "Value for parameter MessageSystemAttributes is invalid. Reason: "
-                    "only AWSTraceHeader is supported."
-                )
-            trace = system.get("AWSTraceHeader")
+        e = _aws_entry(raw, _SEND_KEYS)
         return SendEntry(
-            raw.get("Id"),  # type: ignore[arg-type]
-            raw.get("MessageBody"),  # type: ignore[arg-type]
-            raw.get("DelaySeconds"),
-            raw.get("MessageAttributes"),
-            raw.get("MessageGroupId"),
-            raw.get("MessageDeduplicationId"),
-            trace,
+            e.get("Id"),  # type: ignore[arg-type]
+            e.get("MessageBody"),  # type: ignore[arg-type]
+            e.get("DelaySeconds"),
+            e.get("MessageAttributes"),
+            e.get("MessageGroupId"),
+            e.get("MessageDeduplicationId"),
+            system_trace(e.get("MessageSystemAttributes")),
         )
     _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
 
@@ -1519,7 +1566,8 @@ def _coerce_delete(index: int, raw: object) -> DeleteEntry:
     if isinstance(raw, str):
         return DeleteEntry(str(index), raw)
     if isinstance(raw, Mapping):
-        return DeleteEntry(raw.get("Id"), raw.get("ReceiptHandle"))  # type: ignore[arg-type]
+        e = _aws_entry(raw, ("Id", "ReceiptHandle"))
+        return DeleteEntry(e.get("Id"), e.get("ReceiptHandle"))  # type: ignore[arg-type]
     _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
 
 
@@ -1527,10 +1575,11 @@ def _coerce_change(index: int, raw: object) -> ChangeVisibilityEntry:
     if isinstance(raw, ChangeVisibilityEntry):
         return raw
     if isinstance(raw, Mapping):
+        e = _aws_entry(raw, ("Id", "ReceiptHandle", "VisibilityTimeout"))
         return ChangeVisibilityEntry(
-            raw.get("Id"),  # type: ignore[arg-type]
-            raw.get("ReceiptHandle"),  # type: ignore[arg-type]
-            raw.get("VisibilityTimeout", 0),
+            e.get("Id"),  # type: ignore[arg-type]
+            e.get("ReceiptHandle"),  # type: ignore[arg-type]
+            e.get("VisibilityTimeout", 0),
         )
     _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
 
