@@ -77,6 +77,15 @@ class MoveTask:
     status: str = "RUNNING"
     failure_reason: str | None = None
 
+    def next_move(self, now: int) -> int:
+        """When the task may take its next step: at once (``now``) without a
+        rate; with one, the first moment at which ``rate * elapsed`` reaches
+        ``moved + 1`` (section 11: at most ``rate`` messages per second)."""
+        rate = self.max_number_of_messages_per_second
+        if rate is None:
+            return now
+        return self.started + -(-(self.moved + 1) * US // rate)
+
     @property
     def task_handle(self) -> str:
         """base64 of ``{"taskId": ..., "sourceArn": ...}`` (AWS-obs, section 11)."""
@@ -275,6 +284,7 @@ class Broker:
                 _resolver=self._by_arn,
             )
             queue._tick = self._drive
+            queue._next_tick = self._next_move
             queue.keep_history = self.keep_history
             if isinstance(queue, Queue) and self.faults is not None:
                 queue.faults = self.faults
@@ -518,52 +528,63 @@ class Broker:
             return
         self._driving = True
         try:
-            for task in list(self._running):
+            # One step at a time, earliest moment first across all tasks, so that
+            # a task's progress depends only on virtual time, never on when an
+            # operation happens to look.
+            while self._running:
+                task = min(self._running, key=lambda t: t.next_move(now))
+                if task.next_move(now) > now:
+                    break
                 self._drive_task(task, now)
         finally:
             self._driving = False
 
+    def _next_move(self, now: int) -> int | None:
+        """The next moment after ``now`` a running task acts: a long poll on any
+        queue of the broker wakes then (a moved message may arrive)."""
+        moves = [t.next_move(now) for t in self._running]
+        due = min(moves, default=None)
+        return due if due is not None and due > now else None
+
     def _drive_task(self, task: MoveTask, now: int) -> None:
+        """One step of ``task``, at the moment it may take it (``next_move``):
+        move the message of its source that is receivable first then, or, with
+        none, complete. Moved messages are new messages enqueued at that moment."""
         source = self._by_arn(task.source_arn)
         if source is None:
             self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
             return
-        # Retention first: a message that expired in the DLQ must not be
-        # redriven back to life (section 10). Re-entry into _drive is guarded.
-        source._advance(now)
-        if task.max_number_of_messages_per_second is None:
-            budget = None
-        else:
-            elapsed = max(0, now - task.started)
-            budget = task.max_number_of_messages_per_second * elapsed // US - task.moved
-            if budget <= 0:
-                return
-        while budget is None or budget > 0:
-            deliver, _ = source._select(now, 1, 0)
-            if not deliver:
-                self._finish(task, "COMPLETED")
-                return
-            rec = deliver[0]
-            target_arn = task.destination_arn or rec.dlq_source_arn
-            target = self._by_arn(target_arn) if target_arn else None
-            if target is None:
-                self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
-                return
-            prepared = _Prepared(
-                rec.body, rec.size, rec.attributes, None, rec.trace_header,
-                rec.group_id, rec.dedup_id if target.FIFO else None,
-            )
-            if target.FIFO and prepared.group_id is None:
-                prepared.group_id = rec.message_id  # a standard message into FIFO
-            if target.FIFO and prepared.dedup_id is None:
-                prepared.dedup_id = rec.message_id
-            result = target._commit(prepared, now, rec.sender_id)
-            source._drop(rec, "moved", now, to=target.arn, new_message_id=result.message_id)
-            target._notify()
-            task.moved += 1
-            if budget is not None:
-                budget -= 1
-        if task.moved >= task.to_move and not source._select(now, 1, 0)[0]:
+        at = task.next_move(now)
+        # Retention first, as of that moment: a message that expired in the DLQ
+        # must not be redriven back to life (section 10). Re-entry is guarded.
+        source._advance(at)
+        deliver, _ = source._select(at, 1, 0)
+        if not deliver:
+            self._finish(task, "COMPLETED")
+            return
+        rec = deliver[0]
+        target_arn = task.destination_arn or rec.dlq_source_arn
+        target = self._by_arn(target_arn) if target_arn else None
+        if target is None:
+            self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
+            return
+        prepared = _Prepared(
+            rec.body, rec.size, rec.attributes, None, rec.trace_header,
+            rec.group_id, rec.dedup_id if target.FIFO else None,
+        )
+        if target.FIFO and prepared.group_id is None:
+            prepared.group_id = rec.message_id  # a standard message into FIFO
+        if target.FIFO and prepared.dedup_id is None:
+            prepared.dedup_id = rec.message_id
+        result = target._commit(prepared, at, rec.sender_id)
+        source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
+        target._notify()
+        task.moved += 1
+        if (
+            task.max_number_of_messages_per_second is not None
+            and task.moved >= task.to_move
+            and not source._select(at, 1, 0)[0]
+        ):
             self._finish(task, "COMPLETED")
 
     def _finish(self, task: MoveTask, status: str, reason: str | None = None) -> None:

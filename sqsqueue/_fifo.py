@@ -295,10 +295,11 @@ class FifoQueue(_BaseQueue):
         if i < len(index):
             t = (index[i].key >> SEQ_BITS) + self._delay_us()
             due = t if due is None else min(due, t)
-        if self._expiry:
+        oldest = self._oldest()
+        if oldest is not None:
             # A group's head leaving by retention unlocks the group: a long poll
             # must wake then too (section 12).
-            t = (self._expiry[0].skey >> SEQ_BITS) + self._retention_us
+            t = (oldest.skey >> SEQ_BITS) + self._retention_us
             due = t if due is None else min(due, t)
         return due
 
@@ -350,7 +351,7 @@ class FifoQueue(_BaseQueue):
             # for AWS; what LocalStack and other emulators do).
             return SendResult(
                 entry.message_id,
-                p.body_md5,
+                p.body,
                 p.attributes_md5,
                 system_md5,
                 str(entry.sequence_number),
@@ -363,7 +364,7 @@ class FifoQueue(_BaseQueue):
         self._dedup[key] = entry
         self._dedup_order.append((key, entry))
         return SendResult(
-            rec.message_id, p.body_md5, p.attributes_md5, system_md5, str(rec.sequence_number)
+            rec.message_id, p.body, p.attributes_md5, system_md5, str(rec.sequence_number)
         )
 
     def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:

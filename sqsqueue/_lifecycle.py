@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import base64
 import binascii
 import hashlib
 import hmac
@@ -72,7 +71,6 @@ from sqsqueue._message import (
     StoredAttribute,
     _Record,
     md5_of_attributes,
-    md5_of_body,
     to_value,
 )
 from sqsqueue.errors import (
@@ -164,7 +162,6 @@ class _Prepared:
         "attributes",
         "attributes_md5",
         "body",
-        "body_md5",
         "dedup_id",
         "delay",
         "group_id",
@@ -186,7 +183,6 @@ class _Prepared:
         self.size = size
         self.attributes = attributes
         self.attributes_md5 = md5_of_attributes(attributes) if attributes else None
-        self.body_md5 = md5_of_body(body)
         self.delay = delay
         self.trace_header = trace_header
         self.group_id = group_id
@@ -274,6 +270,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._history: dict[str, list[HistoryEvent]] | None = None
         #: Called with ``now`` by every operation (a Broker drives move tasks).
         self._tick: Callable[[int], None] | None = None
+        #: The next moment after ``now`` a move task acts (a long poll wakes then).
+        self._next_tick: Callable[[int], int | None] | None = None
         self._last_purge: int | None = None
         #: Dead-letter target and threshold, resolved by the owner (Broker).
         self._max_receive_count = 0
@@ -363,7 +361,15 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     def _reset_messages(self) -> None:
         """Empty the queue: O(1) here, the old structures are freed by refcounting."""
         self._records: dict[int, _Record] = {}
-        self._expiry: SortedKeyList = SortedKeyList(key=_SKEY)
+        # Retention index. Records enqueued in time order (all sends: queue time
+        # never runs backwards) expire in sequence order, so a pointer to the
+        # lowest live sequence number finds the oldest one: it only moves
+        # forward, skipping each deleted number once (amortised O(1), no index
+        # upkeep on the hot path). Dead letters that keep an older enqueue time
+        # (standard DLQs) are "out of order" and go to a sorted index instead.
+        self._oldest_seq = self._seq + 1
+        self._last_skey = 0
+        self._out_of_order: SortedKeyList = SortedKeyList(key=_SKEY)
         self._fresh: SortedKeyList = SortedKeyList(key=_VKEY)
         self._received: SortedKeyList = SortedKeyList(key=_VKEY)
         self._reset_policy()
@@ -416,7 +422,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
         enqueue time (a standard dead letter keeps its original enqueue time)."""
         self._records[rec.skey & SEQ_MASK] = rec
-        self._expiry.add(rec)
+        if rec.skey >= self._last_skey:
+            self._last_skey = rec.skey
+        else:
+            self._out_of_order.add(rec)
         self._add_fresh(rec)
         self._link(rec)
         if self._history is not None:
@@ -446,8 +455,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._log(
                 rec, "received", now, receipt=rec.receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US
             )
-        return base64.urlsafe_b64encode(
-            _HANDLE.pack(_HANDLE_VERSION, self._tag, rec.skey & SEQ_MASK, rec.receipt_no, token)
+        # binascii directly: base64.b64encode's pure-Python wrapper costs as much
+        # as the encoding on this hot path.
+        return binascii.b2a_base64(
+            _HANDLE.pack(_HANDLE_VERSION, self._tag, rec.skey & SEQ_MASK, rec.receipt_no, token),
+            newline=False,
         ).decode("ascii")
 
     def _rehide(self, rec: _Record, due: int, now: int) -> None:
@@ -467,7 +479,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if self._history is not None:
             self._log(rec, reason, self._now_us() if now is None else now, **detail)
         del self._records[rec.skey & SEQ_MASK]
-        self._expiry.remove(rec)
+        if rec.dlq_source_arn is not None and rec in self._out_of_order:
+            self._out_of_order.remove(rec)
         if rec.receive_count == 0:
             self._remove_fresh(rec)
         else:
@@ -476,17 +489,42 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _advance(self, now: int) -> None:
         """Apply every deadline that passed by ``now``: retention. O(k log n)."""
-        expiry = self._expiry
-        if expiry:
-            bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
-            while expiry and expiry[0].skey <= bound:
-                rec = expiry[0]
-                # Stamp the moment retention ran out, not when it was noticed.
-                expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
-                self._drop(rec, "expired", expired_at)
-        self._advance_policy(now)
         if self._tick is not None:
+            # Move tasks first: each acts at its own moments up to ``now``, on the
+            # messages as they were then (a Broker's, see Broker._drive).
             self._tick(now)
+        bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
+        while True:
+            rec = self._oldest()
+            if rec is None or rec.skey > bound:
+                break
+            # Stamp the moment retention ran out, not when it was noticed.
+            expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
+            self._drop(rec, "expired", expired_at)
+        self._advance_policy(now)
+
+    def _oldest(self) -> _Record | None:
+        """The stored record with the earliest enqueue time (the next to expire).
+
+        Amortised O(1): the in-order pointer moves past each deleted sequence
+        number once; out-of-order dead letters are looked up in their index.
+        """
+        records = self._records
+        seq = self._oldest_seq
+        last = self._seq
+        rec = records.get(seq)
+        while rec is None or (rec.dlq_source_arn is not None and rec in self._out_of_order):
+            if seq >= last:
+                rec = None
+                break
+            seq += 1
+            rec = records.get(seq)
+        self._oldest_seq = seq
+        odd = self._out_of_order
+        if odd and (rec is None or odd._keys[0][0] < rec.skey):
+            # ``_keys[0][0]`` is a SortedKeyList's smallest key (sortedcontainers 2.x).
+            return odd[0]  # type: ignore[no-any-return]
+        return rec
 
     def _advance_policy(self, now: int) -> None:
         """Hook for policy deadlines (FIFO deduplication window)."""
@@ -827,16 +865,32 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 user_md5 = (
                     rec.attributes_md5 if len(chosen) == len(stored) else md5_of_attributes(chosen)
                 )
-        return Message(
-            rec.message_id, handle, rec.body, md5_of_body(rec.body), system, user, user_md5
-        )
+        return Message(rec.message_id, handle, rec.body, system, user, user_md5)
 
     def _system_attributes(self, rec: _Record, names: Sequence[str]) -> dict[str, str]:
-        everything = "All" in names
-        out: dict[str, str] = {}
+        if "All" in names:
+            # The common case, built in one go (this runs once per message received).
+            out = {
+                "SenderId": rec.sender_id,
+                "SentTimestamp": str((rec.skey >> SEQ_BITS) // 1000),
+                "ApproximateReceiveCount": str(rec.receive_base + rec.receive_count),
+                "ApproximateFirstReceiveTimestamp": str(rec.first_receive // 1000),
+            }
+            if rec.sequence_number is not None:
+                out["SequenceNumber"] = str(rec.sequence_number)
+            if rec.dedup_id is not None:
+                out["MessageDeduplicationId"] = rec.dedup_id
+            if rec.group_id is not None:
+                out["MessageGroupId"] = rec.group_id
+            if rec.trace_header is not None:
+                out["AWSTraceHeader"] = rec.trace_header
+            if rec.dlq_source_arn is not None:
+                out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+            return out
+        out = {}
 
         def want(name: str) -> bool:
-            return everything or name in names
+            return name in names
 
         if want("SenderId"):
             out["SenderId"] = rec.sender_id
@@ -996,6 +1050,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _wake_time(self, now: int, deadline: int) -> int:
         due = self._next_due(now)
+        if self._next_tick is not None:
+            # A move task may send a message here before then (section 12: a
+            # long poll returns as soon as a message is receivable).
+            moves = self._next_tick(now)
+            if moves is not None and (due is None or moves < due):
+                due = moves
         return deadline if due is None else min(deadline, due)
 
     # -- delete and change visibility -------------------------------------------
@@ -1011,7 +1071,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         try:
             if len(handle) != _HANDLE_LEN:
                 raise ValueError
-            raw = base64.urlsafe_b64decode(handle.encode("ascii"))
+            raw = binascii.a2b_base64(handle, strict_mode=True)
             version, tag, seq, receipt_no, token = _HANDLE.unpack(raw)
         except (ValueError, binascii.Error, struct.error, UnicodeEncodeError):
             raise ReceiptHandleIsInvalid(
@@ -1191,6 +1251,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 raise PurgeQueueInProgress(
                     f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
                 )
+            # What was due first happens first (a move task's moves by now).
+            self._advance(now)
             self._last_purge = now
             if self._history is not None:
                 for rec in self._records.values():
@@ -1365,7 +1427,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             fresh_bound = self._fresh_bound(now)
             bound = (now << SEQ_BITS) | SEQ_MASK
             out = []
-            for rec in self._expiry:
+            for rec in sorted(self._records.values(), key=_SKEY):
                 if rec.receive_count == 0:
                     state = "delayed" if rec.vkey > fresh_bound else "visible"
                     # fresh_bound is shifted back by the FIFO queue delay, if any.
@@ -1396,10 +1458,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     def _check(self) -> None:
         """Assert every internal invariant; for tests. O(n log n)."""
         with self._lock:
-            self._expiry._check()
+            self._out_of_order._check()
+            oldest = self._oldest()
+            if oldest is not None:
+                assert oldest.skey == min(r.skey for r in self._records.values())
+            for seq in range(1, self._oldest_seq):
+                rec = self._records.get(seq)
+                assert rec is None or rec in self._out_of_order, "the pointer passed a live record"
+            for rec in self._out_of_order:
+                assert self._records.get(rec.skey & SEQ_MASK) is rec
             self._fresh._check()
             self._received._check()
-            assert len(self._expiry) == len(self._records)
             assert self._fresh_count() + len(self._received) == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq

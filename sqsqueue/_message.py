@@ -7,6 +7,7 @@ mutable slotted :class:`_Record` per message, tuned for the hot path.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from collections.abc import Mapping
@@ -231,10 +232,15 @@ class Message:
     message_id: str
     receipt_handle: str
     body: str
-    md5_of_body: str
     attributes: Mapping[str, str] = attrs.field(factory=dict)
     message_attributes: Mapping[str, MessageAttributeValue] = attrs.field(factory=dict)
     md5_of_message_attributes: str | None = None
+
+    @functools.cached_property
+    def md5_of_body(self) -> str:
+        """MD5OfBody (section 7.1), computed on first use: most in-process
+        consumers never read it, and it costs as much as a sorted-index insert."""
+        return md5_of_body(self.body)
 
     def to_aws(self) -> dict[str, object]:
         """The boto3 ``Message`` dict: empty collections omitted, as AWS does."""
@@ -290,10 +296,15 @@ class SendResult:
     """
 
     message_id: str
-    md5_of_body: str
+    _body: str = attrs.field(repr=False)
     md5_of_message_attributes: str | None = None
     md5_of_message_system_attributes: str | None = None
     sequence_number: str | None = None
+
+    @functools.cached_property
+    def md5_of_body(self) -> str:
+        """MD5OfMessageBody of the body sent (section 7.1), computed on first use."""
+        return md5_of_body(self._body)
 
 
 @attrs.frozen

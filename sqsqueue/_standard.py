@@ -240,7 +240,7 @@ class Queue(_BaseQueue):
         self._enqueue(rec)
         return SendResult(
             rec.message_id,
-            p.body_md5,
+            p.body,
             p.attributes_md5,
             system_attributes_md5(p.trace_header),
             None,
