@@ -307,9 +307,6 @@ class FifoQueue(_BaseQueue):
         # FIFO: no error at the in-flight limit (section 4).
         return []
 
-    def _after_delete(self, rec: _Record, now: int) -> None:
-        pass  # _unlink already re-indexed the group: a freed head is receivable now
-
     # -- send ---------------------------------------------------------------------
 
     def _check_ids(

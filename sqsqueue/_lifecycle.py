@@ -148,11 +148,12 @@ def _uuid4(rng: _random.Random) -> str:
     Message ids must be unique, not secret, and this is 4x faster than
     ``str(uuid.uuid4())`` on the send path.
     """
-    n = rng.getrandbits(128)
-    n = (n & ~(0xF << 76)) | (0x4 << 76)  # version 4
-    n = (n & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    h = f"{n:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    h = rng.getrandbits(128).to_bytes(16, "big").hex()
+    # Version nibble 4 and RFC 4122 variant bits 10xx, set while formatting.
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
 class _Prepared:
@@ -262,7 +263,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._entropy.take(32) + self.arn.encode(), digest_size=39
         ).digest()
         self._tag = secret[:7]
-        self._handle_key = secret[7:]
+        # A keyed BLAKE2b state, copied per token: cheaper than keying anew.
+        self._mac = hashlib.blake2b(key=secret[7:], digest_size=16)
         self._seq = 0
         self._waiters: set[Waiter] = set()
         self._tags: dict[str, str] = {}
@@ -494,13 +496,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             # messages as they were then (a Broker's, see Broker._drive).
             self._tick(now)
         bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
-        while True:
-            rec = self._oldest()
-            if rec is None or rec.skey > bound:
-                break
-            # Stamp the moment retention ran out, not when it was noticed.
-            expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
-            self._drop(rec, "expired", expired_at)
+        head = self._records.get(self._oldest_seq)
+        # Fast path, taken by almost every call: the pointer's record is live,
+        # in order and not yet due, so nothing can have expired.
+        if head is None or head.skey <= bound or self._out_of_order:
+            while True:
+                rec = self._oldest()
+                if rec is None or rec.skey > bound:
+                    break
+                # Stamp the moment retention ran out, not when it was noticed.
+                expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
+                self._drop(rec, "expired", expired_at)
         self._advance_policy(now)
 
     def _oldest(self) -> _Record | None:
@@ -1088,10 +1094,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         return seq, receipt_no, token
 
     def _token(self, seq: int, receipt_no: int) -> bytes:
-        """The 128-bit token that authenticates receipt ``receipt_no`` of ``seq``."""
-        return hashlib.blake2b(
-            _TOKEN_INPUT.pack(seq, receipt_no), key=self._handle_key, digest_size=16
-        ).digest()
+        """The 128-bit token that authenticates receipt ``receipt_no`` of ``seq``:
+        a BLAKE2b MAC under the queue's secret key."""
+        mac = self._mac.copy()
+        mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
+        return mac.digest()
 
     def _lookup(self, handle: str, seq: int, receipt_no: int, token: bytes) -> _Record | None:
         """The record a verified handle acts on; None when the message is gone.
@@ -1133,10 +1140,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if self._lose_delete(rec):
             return  # fault emulation: acknowledged, but the message survives
         self._drop(rec)
-        self._after_delete(rec, now)
-
-    def _after_delete(self, rec: _Record, now: int) -> None:
-        """Policy hook: a delete may make a FIFO group receivable at once."""
 
     def delete(self, receipt_handle: str, *, principal: str | None = None) -> None:
         """Delete a received message (DeleteMessage).
@@ -1665,14 +1668,16 @@ def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )
     items = [coerce(i, e) for i, e in enumerate(raw)]
-    seen: set[str] = set()
-    for item in items:
-        if not _validate.batch_entry_id(item.id):
+    ids = [item.id for item in items]
+    for entry_id in ids:
+        if not _validate.batch_entry_id(entry_id):
             raise InvalidBatchEntryId()
-    for item in items:
-        if item.id in seen:
-            raise BatchEntryIdsNotDistinct(f"Id {item.id} repeated.")
-        seen.add(item.id)
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for entry_id in ids:
+            if entry_id in seen:
+                raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
+            seen.add(entry_id)
     return items
 
 

@@ -9,6 +9,7 @@ beside each one says so.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import NoReturn
@@ -36,6 +37,28 @@ _DATA_TYPE = re.compile(r"(String|Number|Binary)(\..+)?", re.DOTALL)
 _INT = re.compile(r"-?[0-9]+")
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel = 3
+_SHOW.maxstring = _SHOW.maxother = 80
+_SHOW.maxlong = 40
+_SHOW.maxlist = _SHOW.maxtuple = _SHOW.maxdict = _SHOW.maxset = _SHOW.maxfrozenset = 6
+
+
+def show(value: object) -> str:
+    """``repr(value)`` for an error message, abbreviated and never raising.
+
+    A caller's value may be deeply nested (``repr`` would overflow the stack),
+    huge (an int of more than 4,300 digits has no ``repr``; a 2 MiB string is no
+    message) or hostile (its ``__repr__`` raises): the message must still be
+    built, so the error raised is the SQSError the caller is owed. Small values
+    read exactly as ``repr`` gives them.
+    """
+    try:
+        return _SHOW.repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
 def _invalid(name: str, value: object, reason: str) -> NoReturn:
     raise InvalidParameterValue(f"Value {value} for parameter {name} is invalid. Reason: {reason}")
 
@@ -54,9 +77,9 @@ def integer(name: str, value: object, low: int, high: int, reason: str | None = 
         if isinstance(value, str) and _INT.fullmatch(value):
             value = int(value)
         else:
-            _invalid(name, repr(value), "Must be an integer.")
+            _invalid(name, show(value), "Must be an integer.")
     if not low <= value <= high:
-        _invalid(name, value, reason or f"Must be >= {low} and <= {high}, if provided.")
+        _invalid(name, show(value), reason or f"Must be >= {low} and <= {high}, if provided.")
     return value
 
 
@@ -98,7 +121,7 @@ def body(value: object) -> tuple[str, int]:
     if not isinstance(value, str):
         if value is None:
             raise MissingParameter("The request must contain the parameter MessageBody.")
-        _invalid("MessageBody", repr(value)[:64], "Must be a string.")
+        _invalid("MessageBody", show(value), "Must be a string.")
     if not value:
         raise MissingParameter("The request must contain the parameter MessageBody.")
     if value.isascii():
@@ -184,7 +207,18 @@ def _number(name: str, text: str) -> None:
 def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
     """Accept a MessageAttributeValue, a boto3-shaped dict, or a plain Python value."""
     if isinstance(raw, MessageAttributeValue):
-        return raw
+        if (
+            isinstance(raw.data_type, str)
+            and (raw.string_value is None or isinstance(raw.string_value, str))
+            and (raw.binary_value is None or isinstance(raw.binary_value, bytes))
+        ):
+            return raw
+        # Built with wrong types (attrs does not check): the checks below say which.
+        raw = {
+            "DataType": raw.data_type,
+            "StringValue": raw.string_value,
+            "BinaryValue": raw.binary_value,
+        }
     if isinstance(raw, Mapping):
         unknown = set(raw) - {
             "DataType",
@@ -195,7 +229,8 @@ def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
         }
         if unknown:
             raise InvalidParameterValue(
-                f"Message (user) attribute '{name}' has unknown fields: {sorted(unknown)}."
+                f"Message (user) attribute '{name}' has unknown fields: "
+                f"{show(sorted(unknown, key=show))}."
             )
         if raw.get("StringListValues") or raw.get("BinaryListValues"):
             raise InvalidParameterValue(
@@ -211,13 +246,13 @@ def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
             binary = bytes(binary)
         string = raw.get("StringValue")
         if not isinstance(data_type, str):
-            _invalid(f"MessageAttributes.{name}.DataType", repr(data_type), "Must be a string.")
+            _invalid(f"MessageAttributes.{name}.DataType", show(data_type), "Must be a string.")
         if string is not None and not isinstance(string, str):
             _invalid(
-                f"MessageAttributes.{name}.StringValue", repr(string)[:64], "Must be a string."
+                f"MessageAttributes.{name}.StringValue", show(string), "Must be a string."
             )
         if binary is not None and not isinstance(binary, bytes):
-            _invalid(f"MessageAttributes.{name}.BinaryValue", repr(binary)[:64], "Must be bytes.")
+            _invalid(f"MessageAttributes.{name}.BinaryValue", show(binary), "Must be bytes.")
         return MessageAttributeValue(data_type, string, binary)
     if isinstance(raw, str):
         return MessageAttributeValue("String", string_value=raw)
@@ -225,13 +260,17 @@ def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
         return MessageAttributeValue("Binary", binary_value=bytes(raw))
     if isinstance(raw, bool):
         _invalid(
-            f"MessageAttributes.{name}", repr(raw), "Booleans are not a message attribute type."
+            f"MessageAttributes.{name}", show(raw), "Booleans are not a message attribute type."
         )
     if isinstance(raw, int | Decimal):
-        return MessageAttributeValue("Number", string_value=str(raw))
+        try:
+            text = str(raw)
+        except ValueError:  # an int of more than 4,300 digits: far beyond 38 digits
+            _invalid(f"MessageAttributes.{name}", show(raw), "Number is out of range.")
+        return MessageAttributeValue("Number", string_value=text)
     if isinstance(raw, float):
         return MessageAttributeValue("Number", string_value=repr(raw))
-    _invalid(f"MessageAttributes.{name}", repr(raw)[:64], "Unsupported attribute value type.")
+    _invalid(f"MessageAttributes.{name}", show(raw), "Unsupported attribute value type.")
 
 
 def message_attributes(
@@ -245,7 +284,7 @@ def message_attributes(
     if raw is None:
         return None, 0
     if not isinstance(raw, Mapping):
-        _invalid("MessageAttributes", repr(raw)[:64], "Must be a mapping of name to value.")
+        _invalid("MessageAttributes", show(raw), "Must be a mapping of name to value.")
     if not raw:
         return None, 0
     if len(raw) > L.MESSAGE_ATTRIBUTES_MAX:
@@ -331,7 +370,7 @@ def fifo_id(name: str, value: object) -> str:
     if not isinstance(value, str) or not _FIFO_ID.fullmatch(value):
         _invalid(
             name,
-            value if isinstance(value, str) else repr(value),
+            value if isinstance(value, str) else show(value),
             f"{name} can only include alphanumeric and punctuation characters. 1 to 128 in length.",
         )
     return value
