@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqsqueue import _policy
+from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 
 __all__ = ["QueueAdmin"]
@@ -31,13 +32,13 @@ def validate_tags(tags: object) -> dict[str, str]:
     """Tag keys and values by section 4's rules; messages UNCONFIRMED."""
     if not isinstance(tags, Mapping):
         raise InvalidParameterValue(
-            f"Value {tags!r} for parameter Tags is invalid. Reason: must be a mapping."
+            f"Value {show(tags)} for parameter Tags is invalid. Reason: must be a mapping."
         )
     out: dict[str, str] = {}
     for key, value in tags.items():
         if not isinstance(key, str) or not 1 <= len(key) <= TAG_KEY_MAX or not _tag_text_ok(key):
             raise InvalidParameterValue(
-                f"Value {key!r} for parameter TagKey is invalid. Reason: Tag keys must be "
+                f"Value {show(key)} for parameter TagKey is invalid. Reason: Tag keys must be "
                 "1 to 128 Unicode letters, digits, white space, or _ . : / = + - @."
             )
         if key.lower().startswith("aws:"):
@@ -47,7 +48,7 @@ def validate_tags(tags: object) -> dict[str, str]:
             )
         if not isinstance(value, str) or len(value) > TAG_VALUE_MAX or not _tag_text_ok(value):
             raise InvalidParameterValue(
-                f"Value {value!r} for parameter TagValue is invalid. Reason: Tag values "
+                f"Value {show(value)} for parameter TagValue is invalid. Reason: Tag values "
                 "must be at most 256 Unicode letters, digits, white space, or _ . : / = + - @."
             )
         out[key] = value
@@ -92,7 +93,7 @@ class QueueAdmin:
         self._authorize(principal, "UntagQueue")
         if isinstance(keys, str) or not isinstance(keys, Iterable):
             raise InvalidParameterValue(
-                f"Value {keys!r} for parameter TagKeys is invalid. Reason: must be a list."
+                f"Value {show(keys)} for parameter TagKeys is invalid. Reason: must be a list."
             )
         key_list = list(keys)
         if not all(isinstance(k, str) for k in key_list):

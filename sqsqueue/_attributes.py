@@ -83,7 +83,13 @@ def _json_object(name: str, value: object) -> dict[str, Any] | None:
     if value == "" or value is None:
         return None
     if isinstance(value, Mapping):
-        doc: Any = dict(value)
+        # Through JSON and back: what is stored is plain JSON and no longer shares
+        # anything with the caller's dict; what JSON cannot encode (too deep,
+        # tuple keys, objects, ints past 4,300 digits) is invalid JSON.
+        try:
+            doc: Any = json.loads(json.dumps(dict(value)))
+        except (TypeError, ValueError, RecursionError):
+            _bad(name, "Invalid JSON.")
     elif isinstance(value, str):
         try:
             doc = json.loads(value)

@@ -32,8 +32,9 @@ from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
-from sqsqueue._lifecycle import _BaseQueue, _Prepared, _uuid4
+from sqsqueue._lifecycle import _attribute_map, _BaseQueue, _Prepared, _uuid4
 from sqsqueue._standard import Queue
+from sqsqueue._validate import show
 from sqsqueue.errors import (
     InvalidParameterValue,
     QueueDeletedRecently,
@@ -133,16 +134,25 @@ class Broker:
     ) -> None:
         if clock is not None and not isinstance(clock, Clock):
             raise InvalidParameterValue(
-                f"Value {clock!r} for parameter clock is invalid. Reason: must be a Clock."
+                f"Value {show(clock)} for parameter clock is invalid. Reason: must be a Clock."
             )
         if not isinstance(account_id, str) or not _ACCOUNT.fullmatch(account_id):
             raise InvalidParameterValue(
-                f"Value {account_id!r} for parameter account_id is invalid. Reason: an AWS "
+                f"Value {show(account_id)} for parameter account_id is invalid. Reason: an AWS "
                 "account id is 12 digits."
             )
         if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", region):
             raise InvalidParameterValue(
-                f"Value {region!r} for parameter region is invalid."
+                f"Value {show(region)} for parameter region is invalid."
+            )
+        if random is not None and not isinstance(random, _random.Random):
+            raise InvalidParameterValue(
+                f"Value {show(random)} for parameter random is invalid. Reason: must be a "
+                "random.Random."
+            )
+        if faults is not None and not isinstance(faults, Faults):
+            raise InvalidParameterValue(
+                f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
             )
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.region = region
@@ -242,7 +252,7 @@ class Broker:
         naming the first that differs (section 2.1). A name deleted less than 60
         seconds ago raises QueueDeletedRecently. O(log q).
         """
-        requested: dict[str, object] = dict(attributes or {})
+        requested: dict[str, object] = _attribute_map(attributes)
         for key, value in kwargs.items():
             if value is not None:
                 requested[key] = value
@@ -341,6 +351,11 @@ class Broker:
         of 1..1000 and a ``next_token`` when more remain (section 2.1).
         O(log q + page).
         """
+        if prefix is not None and not isinstance(prefix, str):
+            raise InvalidParameterValue(
+                f"Value {show(prefix)} for parameter QueueNamePrefix is invalid. "
+                "Reason: must be a string."
+            )
         with self._lock:
             self._drive(self._now_us())
             if next_token is not None:
@@ -504,7 +519,8 @@ class Broker:
             task_id, source_arn = decoded["taskId"], decoded["sourceArn"]
             if not isinstance(task_id, str) or not isinstance(source_arn, str):
                 raise TypeError
-        except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+        except (ValueError, TypeError, KeyError, binascii.Error, RecursionError):
+            # (UnicodeDecodeError is a ValueError; RecursionError: nested JSON.)
             raise InvalidParameterValue("Value for parameter TaskHandle is invalid.") from None
         with self._lock:
             self._drive(self._now_us())
@@ -543,8 +559,7 @@ class Broker:
         """The next moment after ``now`` a running task acts: a long poll on any
         queue of the broker wakes then (a moved message may arrive)."""
         moves = [t.next_move(now) for t in self._running]
-        due = min(moves, default=None)
-        return due if due is not None and due > now else None
+        return min((t for t in moves if t > now), default=None)
 
     def _drive_task(self, task: MoveTask, now: int) -> None:
         """One step of ``task``, at the moment it may take it (``next_move``):
@@ -618,13 +633,16 @@ class Broker:
 
 
 def _decode_token(token: object) -> str:
+    # No asserts here: ``python -O`` strips them, and this is input validation.
     try:
-        assert isinstance(token, str)
+        if not isinstance(token, str):
+            raise TypeError
         decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
         after = decoded["after"]
-        assert isinstance(after, str)
+        if not isinstance(after, str):
+            raise TypeError
         return after
-    except (AssertionError, ValueError, KeyError, TypeError, binascii.Error):
+    except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
         raise InvalidParameterValue("Invalid NextToken value.") from None
 
 

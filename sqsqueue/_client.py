@@ -24,6 +24,7 @@ from sqsqueue._message import (
     SendResult,
 )
 from sqsqueue._standard import Queue
+from sqsqueue._validate import show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class _Params:
         if not isinstance(value, kind):
             wanted = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
             raise InvalidParameterValue(
-                f"Value {value!r} for parameter {name} is invalid. Reason: must be {wanted}."
+                f"Value {show(value)} for parameter {name} is invalid. Reason: must be {wanted}."
             )
         return value
 
@@ -171,8 +172,15 @@ class Client:
 
     def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation by its AWS name (``"SendMessage"``) with boto3 params."""
-        if operation not in OPERATIONS:
-            raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
+        if not isinstance(operation, str) or operation not in OPERATIONS:
+            raise InvalidAction(f"The action {show(operation)} is not valid for this endpoint.")
+        if params is not None and not isinstance(params, Mapping):
+            raise InvalidParameterValue("The request parameters must be a mapping.")
+        unknown = [k for k in params or () if not isinstance(k, str)]
+        if unknown:
+            raise InvalidParameterValue(
+                f"Unknown parameter {show(unknown[0])} for operation {operation}."
+            )
         method: Callable[..., dict[str, Any]] = getattr(self, _snake(operation))
         return method(**dict(params or {}))
 
@@ -412,7 +420,8 @@ def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
         if not isinstance(item, kind):
             wanted = "a structure" if kind is Mapping else kind.__name__
             raise InvalidParameterValue(
-                f"Value {item!r} for parameter {name}.{key} is invalid. Reason: must be {wanted}."
+                f"Value {show(item)} for parameter {name}.{show(key)} is invalid. "
+                f"Reason: must be {wanted}."
             )
 
 

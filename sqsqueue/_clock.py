@@ -27,6 +27,7 @@ import threading
 import time
 from numbers import Real
 
+from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "Waiter"]
@@ -133,15 +134,29 @@ class SystemClock(Clock):
         return "SystemClock()"
 
 
+#: The largest time or interval a ManualClock takes, in seconds (some 31 million
+#: years): queues count in integer microseconds, and beyond this a float time no
+#: longer converts to them and back.
+MAX_SECONDS = 1e15
+
+
 def _check_seconds(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidParameterValue(
-            f"Value {value!r} for parameter {name} is invalid. Reason: must be a number."
+            f"Value {show(value)} for parameter {name} is invalid. Reason: must be a number."
         )
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except (OverflowError, ValueError):  # an int or Fraction too large for a float
+        seconds = math.inf
     if not math.isfinite(seconds):
         raise InvalidParameterValue(
-            f"Value {value!r} for parameter {name} is invalid. Reason: must be finite."
+            f"Value {show(value)} for parameter {name} is invalid. Reason: must be finite."
+        )
+    if abs(seconds) > MAX_SECONDS:
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter {name} is invalid. Reason: must be at most "
+            f"{MAX_SECONDS:g} in magnitude."
         )
     return seconds
 
@@ -173,10 +188,11 @@ class ManualClock(Clock):
         self._now = _check_seconds("start", start)
         if autojump_threshold is not None:
             autojump_threshold = _check_seconds("autojump_threshold", autojump_threshold)
-            if autojump_threshold < 0:
+            if not 0 <= autojump_threshold <= threading.TIMEOUT_MAX:
+                # Waiting longer than TIMEOUT_MAX raises OverflowError in threading.
                 raise InvalidParameterValue(
                     f"Value {autojump_threshold} for parameter autojump_threshold is "
-                    "invalid. Reason: must be >= 0."
+                    f"invalid. Reason: must be >= 0 and <= {threading.TIMEOUT_MAX:g}."
                 )
         self.autojump_threshold = autojump_threshold
         self._lock = threading.Lock()
@@ -198,6 +214,11 @@ class ManualClock(Clock):
             raise InvalidParameterValue(
                 f"Value {seconds} for parameter seconds is invalid. "
                 "Reason: the clock cannot go backwards."
+            )
+        if self._now + seconds > MAX_SECONDS:
+            raise InvalidParameterValue(
+                f"Value {seconds} for parameter seconds is invalid. Reason: the clock would "
+                f"pass {MAX_SECONDS:g}."
             )
         return self._move(self._now + seconds)
 

@@ -20,6 +20,8 @@ FIFO queues ignore faults: they stay exact, as AWS's do.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 __all__ = ["Faults"]
@@ -31,14 +33,29 @@ SMALL_QUEUE = 1_000
 REORDER_WINDOW = 5
 
 
-def _rate(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+def _refuse(attribute: attrs.Attribute[Any], value: object, reason: str) -> None:
+    from sqsqueue._validate import show
     from sqsqueue.errors import InvalidParameterValue
 
+    raise InvalidParameterValue(
+        f"Value {show(value)} for parameter {attribute.name} is invalid. Reason: {reason}"
+    )
+
+
+def _rate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise InvalidParameterValue(
-            f"Value {value!r} for parameter {attribute.name} is invalid. Reason: must be "
-            "a probability between 0 and 1."
-        )
+        _refuse(attribute, value, "must be a probability between 0 and 1.")
+
+
+def _seed(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # random.Random(seed) refuses lists, dicts and other objects with a TypeError.
+    if isinstance(value, bool) or not isinstance(value, int):
+        _refuse(attribute, value, "must be an integer.")
+
+
+def _flag(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, bool):
+        _refuse(attribute, value, "must be True or False.")
 
 
 @attrs.frozen
@@ -49,10 +66,10 @@ class Faults:
     Faults(seed=7, duplicate_rate=0.1, partial_short_polls=True, reorder=True)
     """
 
-    seed: int = 0
+    seed: int = attrs.field(default=0, validator=_seed)
     duplicate_rate: float = attrs.field(default=0.0, validator=_rate)
-    partial_short_polls: bool = False
-    reorder: bool = False
+    partial_short_polls: bool = attrs.field(default=False, validator=_flag)
+    reorder: bool = attrs.field(default=False, validator=_flag)
 
     @property
     def active(self) -> bool:

@@ -47,6 +47,7 @@ from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import _BaseQueue, _Prepared
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, Message, SendResult, _Record
 from sqsqueue._standard import system_attributes_md5
+from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, MissingParameter, SQSError
 
 __all__ = ["FifoQueue"]
@@ -163,7 +164,7 @@ class FifoQueue(_BaseQueue):
         )
         if faults is not None and not isinstance(faults, Faults):
             raise InvalidParameterValue(
-                f"Value {faults!r} for parameter faults is invalid. Reason: must be a Faults."
+                f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
             )
         #: Accepted for symmetry with :class:`Queue` and ignored: FIFO queues
         #: stay exact, as AWS's do.

@@ -44,6 +44,7 @@ import hashlib
 import hmac
 import os
 import random as _random
+import re
 import struct
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -73,6 +74,7 @@ from sqsqueue._message import (
     md5_of_attributes,
     to_value,
 )
+from sqsqueue._validate import show
 from sqsqueue.errors import (
     BatchEntryIdsNotDistinct,
     BatchRequestTooLong,
@@ -213,9 +215,22 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._name = _validate.queue_name(name, fifo=self.FIFO)
         if clock is not None and not isinstance(clock, Clock):
             raise InvalidParameterValue(
-                f"Value {clock!r} for parameter clock is invalid. Reason: must be a Clock."
+                f"Value {show(clock)} for parameter clock is invalid. Reason: must be a Clock."
             )
         self._clock: Clock = clock if clock is not None else SystemClock()
+        # The ARN and URL are built from these: the Broker's rules (_broker.py).
+        if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", region):
+            raise InvalidParameterValue(f"Value {show(region)} for parameter region is invalid.")
+        if not isinstance(account_id, str) or not re.fullmatch(r"[0-9]{12}", account_id):
+            raise InvalidParameterValue(
+                f"Value {show(account_id)} for parameter account_id is invalid. Reason: an "
+                "AWS account id is 12 digits."
+            )
+        if random is not None and not isinstance(random, _random.Random):
+            raise InvalidParameterValue(
+                f"Value {show(random)} for parameter random is invalid. Reason: must be a "
+                "random.Random."
+            )
         self._region = region
         self._account_id = account_id
         requested = _attribute_map(attributes)
@@ -233,7 +248,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             # by ARN, and the two queues share one lock so moves are atomic.
             if not isinstance(dead_letter_queue, _BaseQueue):
                 raise InvalidParameterValue(
-                    f"Value {dead_letter_queue!r} for parameter dead_letter_queue is "
+                    f"Value {show(dead_letter_queue)} for parameter dead_letter_queue is "
                     "invalid. Reason: must be a Queue or FifoQueue."
                 )
             redrive = {
@@ -1072,7 +1087,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             if handle is None or handle == "":
                 raise MissingParameter("The request must contain the parameter ReceiptHandle.")
             raise ReceiptHandleIsInvalid(
-                f'The input receipt handle "{handle!r}" is not a valid receipt handle.'
+                f'The input receipt handle "{show(handle)}" is not a valid receipt handle.'
             )
         try:
             if len(handle) != _HANDLE_LEN:
@@ -1139,7 +1154,9 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             raise self._expired_handle(handle)
         if self._lose_delete(rec):
             return  # fault emulation: acknowledged, but the message survives
-        self._drop(rec)
+        # The operation's own ``now``: a history stamp must not read the clock
+        # again halfway through a batch (a failing clock would leave it half done).
+        self._drop(rec, "deleted", now)
 
     def delete(self, receipt_handle: str, *, principal: str | None = None) -> None:
         """Delete a received message (DeleteMessage).
@@ -1416,6 +1433,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 raise InvalidParameterValue(
                     "History is not recorded for this queue: set keep_history = True first."
                 )
+            if not isinstance(message_id, str):
+                raise InvalidParameterValue(
+                    f"Value {show(message_id)} for parameter message_id is invalid. "
+                    "Reason: must be a MessageId string."
+                )
             self._advance(self._now_us())
             return list(self._history.get(message_id, ()))
 
@@ -1506,8 +1528,8 @@ def _int(value: object) -> int:
 
 
 def _names(param: str, value: object) -> tuple[str, ...]:
-    if value is None:
-        return ()
+    if value is _ALL or value is None:
+        return _ALL if value is _ALL else ()  # the defaults: nothing to check
     if isinstance(value, str):
         return (value,)
     if isinstance(value, Iterable):
@@ -1515,7 +1537,7 @@ def _names(param: str, value: object) -> tuple[str, ...]:
         if all(isinstance(v, str) for v in out):
             return out
     raise InvalidParameterValue(
-        f"Value {value!r} for parameter {param} is invalid. Reason: must be a list of strings."
+        f"Value {show(value)} for parameter {param} is invalid. Reason: must be a list of strings."
     )
 
 
@@ -1525,7 +1547,7 @@ def _attribute_map(value: object) -> dict[str, object]:
         return {}
     if not isinstance(value, Mapping):
         raise InvalidParameterValue(
-            f"Value {value!r} for parameter Attributes is invalid. Reason: must be a "
+            f"Value {show(value)} for parameter Attributes is invalid. Reason: must be a "
             "mapping of attribute name to value."
         )
     return dict(value)
@@ -1588,12 +1610,12 @@ def _aws_entry(raw: Mapping[str, Any], allowed: tuple[str, ...]) -> Mapping[str,
             not isinstance(value, kind) or (kind is int and isinstance(value, bool))
         ):
             wanted = "a structure" if kind is Mapping else kind.__name__
-            _fail(f"Value {value!r} for parameter {key} is invalid. Reason: must be {wanted}.")
+            _fail(f"Value {show(value)} for parameter {key} is invalid. Reason: must be {wanted}.")
         if isinstance(value, Mapping):
             for name, item in value.items():
                 if not isinstance(item, Mapping):
                     _fail(
-                        f"Value {item!r} for parameter {key}.{name} is invalid. Reason: "
+                        f"Value {show(item)} for parameter {key}.{name} is invalid. Reason: "
                         "must be a structure."
                     )
     return raw
@@ -1629,7 +1651,7 @@ def _coerce_send(index: int, raw: object) -> SendEntry:
             e.get("MessageDeduplicationId"),
             system_trace(e.get("MessageSystemAttributes")),
         )
-    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
 
 
 def _coerce_delete(index: int, raw: object) -> DeleteEntry:
@@ -1640,7 +1662,7 @@ def _coerce_delete(index: int, raw: object) -> DeleteEntry:
     if isinstance(raw, Mapping):
         e = _aws_entry(raw, ("Id", "ReceiptHandle"))
         return DeleteEntry(e.get("Id"), e.get("ReceiptHandle"))  # type: ignore[arg-type]
-    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
 
 
 def _coerce_change(index: int, raw: object) -> ChangeVisibilityEntry:
@@ -1653,13 +1675,13 @@ def _coerce_change(index: int, raw: object) -> ChangeVisibilityEntry:
             e.get("ReceiptHandle"),  # type: ignore[arg-type]
             e.get("VisibilityTimeout", 0),
         )
-    _fail(f"Value {raw!r} for parameter Entries is invalid. Reason: not a batch entry.")
+    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
 
 
 def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
     """Whole-request batch checks (section 2.1): nothing is done if one fails."""
     if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
-        _fail(f"Value {entries!r} for parameter Entries is invalid. Reason: must be a list.")
+        _fail(f"Value {show(entries)} for parameter Entries is invalid. Reason: must be a list.")
     raw = list(entries)
     if not raw:
         raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")

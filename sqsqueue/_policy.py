@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sqsqueue._validate import echo, show
 from sqsqueue.errors import AccessDenied, InvalidAttributeValue, InvalidParameterValue, OverLimit
 
 __all__ = ["ACTIONS", "add_statement", "is_allowed", "remove_statement", "validate"]
@@ -177,7 +178,7 @@ def caller_account(principal: object) -> str:
         if match:
             return match.group(1)
     raise InvalidParameterValue(
-        f"Value {principal!r} for parameter principal is invalid. Reason: must be a "
+        f"Value {show(principal)} for parameter principal is invalid. Reason: must be a "
         "12-digit account id or an IAM ARN."
     )
 
@@ -197,7 +198,7 @@ def add_statement(
     """The policy after AddPermission (section 2.1, statement shape AWS-obs)."""
     if not isinstance(label, str) or not _LABEL.fullmatch(label):
         raise InvalidParameterValue(
-            f"Value {label} for parameter Label is invalid. Reason: Can only include "
+            f"Value {echo(label)} for parameter Label is invalid. Reason: Can only include "
             "alphanumeric characters, hyphens, or underscores. 1 to 80 in length."
         )
     accounts = _string_list("AWSAccountIds", account_ids)
@@ -252,7 +253,7 @@ def remove_statement(doc: dict[str, Any] | None, label: object) -> dict[str, Any
     kept = [s for s in statements if not (isinstance(s, dict) and s.get("Sid") == label)]
     if len(kept) == len(statements):
         raise InvalidParameterValue(
-            f"Value {label} for parameter Label is invalid. Reason: can't find label."
+            f"Value {echo(label)} for parameter Label is invalid. Reason: can't find label."
         )
     if not kept:
         return None  # removing the last statement removes the Policy (AWS-obs)
@@ -269,7 +270,7 @@ def _string_list(param: str, value: object) -> Sequence[str]:
         or not all(isinstance(v, str) for v in value)
     ):
         raise InvalidParameterValue(
-            f"Value {value!r} for parameter {param} is invalid. Reason: must be a "
+            f"Value {show(value)} for parameter {param} is invalid. Reason: must be a "
             "non-empty list of strings."
         )
     return list(value)

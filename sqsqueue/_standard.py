@@ -22,6 +22,7 @@ from sqsqueue._clock import Clock
 from sqsqueue._faults import REORDER_WINDOW, SMALL_QUEUE, Faults
 from sqsqueue._lifecycle import _BaseQueue, _Prepared
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, SendResult, _Record, md5_of_attributes
+from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 
 __all__ = ["Queue"]
@@ -111,7 +112,7 @@ class Queue(_BaseQueue):
     def faults(self, faults: Faults | None) -> None:
         if faults is not None and not isinstance(faults, Faults):
             raise InvalidParameterValue(
-                f"Value {faults!r} for parameter faults is invalid. Reason: must be a Faults."
+                f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
             )
         with self._lock:
             self._faults = faults if faults is not None and faults.active else None
@@ -226,8 +227,9 @@ class Queue(_BaseQueue):
         if deduplication_id is not None:
             # FIFO-only parameter; message text UNCONFIRMED (section 2.1).
             raise InvalidParameterValue(
-                f"Value {deduplication_id} for parameter MessageDeduplicationId is invalid. "
-                "Reason: The request include parameter that is not valid for this queue type."
+                f"Value {_validate.echo(deduplication_id)} for parameter "
+                "MessageDeduplicationId is invalid. Reason: The request include parameter "
+                "that is not valid for this queue type."
             )
         if group_id is None:
             return None, None

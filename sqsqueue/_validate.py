@@ -59,6 +59,12 @@ def show(value: object) -> str:
         return f"<{type(value).__name__}>"
 
 
+def echo(value: object) -> str:
+    """A caller's value as AWS echoes it in a message: a string as it is, anything
+    else as :func:`show` abbreviates it."""
+    return value if isinstance(value, str) else show(value)
+
+
 def _invalid(name: str, value: object, reason: str) -> NoReturn:
     raise InvalidParameterValue(f"Value {value} for parameter {name} is invalid. Reason: {reason}")
 
@@ -207,18 +213,19 @@ def _number(name: str, text: str) -> None:
 def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
     """Accept a MessageAttributeValue, a boto3-shaped dict, or a plain Python value."""
     if isinstance(raw, MessageAttributeValue):
+        fields: tuple[object, object, object] = (
+            raw.data_type,
+            raw.string_value,
+            raw.binary_value,
+        )
         if (
-            isinstance(raw.data_type, str)
-            and (raw.string_value is None or isinstance(raw.string_value, str))
-            and (raw.binary_value is None or isinstance(raw.binary_value, bytes))
+            isinstance(fields[0], str)
+            and (fields[1] is None or isinstance(fields[1], str))
+            and (fields[2] is None or isinstance(fields[2], bytes))
         ):
             return raw
         # Built with wrong types (attrs does not check): the checks below say which.
-        raw = {
-            "DataType": raw.data_type,
-            "StringValue": raw.string_value,
-            "BinaryValue": raw.binary_value,
-        }
+        raw = dict(zip(("DataType", "StringValue", "BinaryValue"), fields, strict=True))
     if isinstance(raw, Mapping):
         unknown = set(raw) - {
             "DataType",

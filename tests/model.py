@@ -38,9 +38,11 @@ __all__ = [
     "US",
     "Fate",
     "ModelAttempt",
+    "ModelBroker",
     "ModelError",
     "ModelFifoQueue",
     "ModelMessage",
+    "ModelMoveTask",
     "ModelQueue",
     "ModelReceipt",
     "ModelStandardQueue",
@@ -66,7 +68,12 @@ class Fate(enum.Enum):
     DELETED = "deleted"
     EXPIRED = "expired"
     PURGED = "purged"
-    DEAD_LETTERED = "dead-lettered"  # reserved for a broker model
+    #: Moved to the dead-letter queue: the same message (same MessageId) lives
+    #: on there as ``successor`` (sections 10, 11). Set by :class:`ModelBroker`.
+    DEAD_LETTERED = "dead-lettered"
+    #: Moved out of a dead-letter queue by a message move task: it lives on as a
+    #: *new* message ``successor`` (new MessageId, section 11).
+    MOVED = "moved"
 
 
 class State(enum.Enum):
@@ -107,6 +114,17 @@ class ModelMessage:
     changes: int = 0  # successful visibility changes since the latest receive
     fate: Fate = Fate.STORED
     fate_time: int | None = None
+    #: Receives in the queue a dead letter came from: ApproximateReceiveCount
+    #: continues from there (section 10). 0 for messages that were sent.
+    receive_base: int = 0
+    #: The source queue a dead letter came from (DeadLetterQueueSourceArn).
+    dlq_source: str | None = None
+    #: The same message in the queue it was dead-lettered from (broker model).
+    previous: ModelMessage | None = None
+    #: The message a move task created from this one (broker model).
+    moved_from: ModelMessage | None = None
+    #: Where this message lives on after DEAD_LETTERED or MOVED.
+    successor: ModelMessage | None = None
 
     @property
     def received(self) -> bool:
@@ -366,6 +384,28 @@ class ModelStandardQueue(ModelQueue):
         ready = sorted(self.receivable(), key=lambda m: (self.ready_at(m), m.key))
         return ready[:max_messages]
 
+    def plan_receive(
+        self, max_messages: int, threshold: int
+    ) -> tuple[list[ModelMessage], list[ModelMessage]]:
+        """sqsqueue's receive with a redrive policy: (to deliver, to dead-letter).
+
+        Walks the receivable messages oldest due first; one already received
+        ``threshold`` times is dead-lettered instead of delivered and does not
+        count toward ``max_messages`` (section 11: "the next receive attempt
+        moves the message"). Messages after the last one delivered are left
+        alone.
+        """
+        deliver: list[ModelMessage] = []
+        dead: list[ModelMessage] = []
+        for m in sorted(self.receivable(), key=lambda m: (self.ready_at(m), m.key)):
+            if threshold and m.receive_base + m.receive_count >= threshold:
+                dead.append(m)
+                continue
+            deliver.append(m)
+            if len(deliver) == max_messages:
+                break
+        return deliver, dead
+
     def receive(
         self,
         chosen: Sequence[ModelMessage],
@@ -519,6 +559,32 @@ class ModelFifoQueue(ModelQueue):
                     return out
         return out
 
+    def plan_receive(
+        self, max_messages: int, threshold: int
+    ) -> tuple[list[ModelMessage], list[ModelMessage]]:
+        """:meth:`select` with a redrive policy: (to deliver, to dead-letter).
+
+        A message of a receivable prefix already received ``threshold`` times
+        is dead-lettered, does not count toward ``max_messages``, and the group
+        goes on with its next message (section 9: "the next receive attempt
+        moves the message to the DLQ ... and the group is unblocked").
+        """
+        heads = sorted(
+            (chain for chain in self.groups().values() if self.ready_at(chain[0]) <= self.now),
+            key=lambda chain: (self.ready_at(chain[0]), chain[0].key),
+        )
+        deliver: list[ModelMessage] = []
+        dead: list[ModelMessage] = []
+        for chain in heads:
+            for m in self.receivable_prefix(chain):
+                if threshold and m.receive_base + m.receive_count >= threshold:
+                    dead.append(m)
+                    continue
+                deliver.append(m)
+                if len(deliver) == max_messages:
+                    return deliver, dead
+        return deliver, dead
+
     def _replayable(self, attempt: ModelAttempt) -> bool:
         """A retry returns the same receipts "provided none of the messages were
         modified (deleted or visibility changed)" (section 9)."""
@@ -579,3 +645,223 @@ class ModelFifoQueue(ModelQueue):
         super().purge()
         self.dedup.clear()
         self.attempts.clear()
+
+
+# -- the broker: dead-letter queues and message move tasks (sections 10, 11) ---------
+
+
+@dataclass(eq=False)
+class ModelMoveTask:
+    """A message move task (section 11), numbered in start order from 1.
+
+    ``rate`` is MaxNumberOfMessagesPerSecond (None: as fast as possible). The
+    task may move its n-th message once ``rate * elapsed >= n``: at
+    :meth:`next_move`. At that moment it moves the first receivable message of
+    its source (the dead-letter queue), or, if there is none, it is COMPLETED.
+    """
+
+    number: int
+    source: str
+    destination: str | None
+    rate: int | None
+    started: int
+    to_move: int
+    moved: int = 0
+    status: str = "RUNNING"
+
+    def next_move(self, now: int) -> int:
+        """When the task may move its next message (``now`` when unlimited)."""
+        if self.rate is None:
+            return now
+        # the first t with floor(rate * (t - started) / 1 s) >= moved + 1
+        return self.started + -(-(self.moved + 1) * US // self.rate)
+
+
+class ModelBroker:
+    """Queues of one broker, their redrive policies and message move tasks.
+
+    Obviously correct rather than fast, like the queue models: time moves
+    through :meth:`advance`, which stops at every moment a running move task
+    may move a message (so a task's progress depends only on virtual time,
+    never on when somebody looks); a receive dead-letters what it touches that
+    has used up its receives (:meth:`receive`).
+
+    Every message ever sent lives in exactly one place: stored in one queue, or
+    gone with a final fate (deleted, expired, purged), or moved on: DEAD_LETTERED
+    (the same message continues in the dead-letter queue as ``successor``) or
+    MOVED (a move task made a new message, ``successor``, from it).
+    """
+
+    def __init__(self, *, now: int) -> None:
+        self.now = now
+        self.queues: dict[str, ModelQueue] = {}
+        #: source queue name -> (dead-letter queue name, maxReceiveCount)
+        self.redrive: dict[str, tuple[str, int]] = {}
+        self.tasks: list[ModelMoveTask] = []
+
+    def add(self, queue: ModelQueue) -> ModelQueue:
+        assert queue.now == self.now and queue.name not in self.queues
+        self.queues[queue.name] = queue
+        return queue
+
+    def set_redrive(self, source: str, dlq: str, max_receive_count: int | None) -> None:
+        """SetQueueAttributes(RedrivePolicy); None removes the policy."""
+        if max_receive_count is None:
+            self.redrive.pop(source, None)
+        else:
+            self.redrive[source] = (dlq, max_receive_count)
+
+    def threshold(self, name: str) -> int:
+        """maxReceiveCount of ``name``'s redrive policy, 0 without one."""
+        return self.redrive[name][1] if name in self.redrive else 0
+
+    # -- time -------------------------------------------------------------------
+
+    def running(self) -> list[ModelMoveTask]:
+        return [t for t in self.tasks if t.status == "RUNNING"]
+
+    def _sync(self, t: int) -> None:
+        for q in self.queues.values():
+            q.advance(t - q.now)
+        self.now = t
+
+    def advance(self, microseconds: int) -> None:
+        """Let time pass, stopping at each moment a move task may move a message."""
+        assert microseconds >= 0
+        end = self.now + microseconds
+        while True:
+            moves = [t.next_move(self.now) for t in self.running() if t.rate is not None]
+            nxt = min(moves, default=None)
+            if nxt is None or nxt > end:
+                break
+            assert nxt > self.now
+            self._sync(nxt)
+            self.drive()
+        self._sync(end)
+        self.drive()
+
+    def deadlines(self) -> list[int]:
+        """Every future moment at which something happens by itself."""
+        times = {t for q in self.queues.values() for t in q.deadlines()}
+        times |= {t.next_move(self.now) for t in self.running() if t.rate is not None}
+        return sorted(t for t in times if t > self.now)
+
+    # -- dead letters --------------------------------------------------------------
+
+    def dead_letter(self, m: ModelMessage, source: str) -> ModelMessage:
+        """Move ``m`` to ``source``'s dead-letter queue (sections 9, 10, 11): same
+        message, ApproximateReceiveCount continues, DeadLetterQueueSourceArn set;
+        a standard queue keeps the enqueue time (retention counts from the
+        original send), a FIFO queue resets it."""
+        dlq = self.queues[self.redrive[source][0]]
+        self.queues[source]._remove(m, Fate.DEAD_LETTERED)
+        new = ModelMessage(
+            len(dlq.messages) + 1,
+            m.body,
+            self.now if dlq.fifo else m.sent,
+            group_id=m.group_id,
+            due=self.now,
+        )
+        if dlq.fifo:
+            # "the dedup id is replaced with the original MessageId" (section 9):
+            # any token unique to this message will do for the model.
+            new.dedup_id = f"id:{source}:{m.key}"
+        new.receive_base = m.receive_base + m.receive_count
+        new.dlq_source = source
+        new.previous = m
+        m.successor = new
+        dlq.messages.append(new)
+        dlq._expire()  # a standard dead letter may be past the DLQ's retention already
+        return new
+
+    def receive(
+        self,
+        name: str,
+        max_messages: int,
+        visibility_timeout: int | None = None,
+        wait_seconds: int = 0,
+    ) -> tuple[list[ModelReceipt], list[ModelMessage]]:
+        """ReceiveMessage on ``name``: (the receipts, in order; the messages it
+        dead-lettered). A long poll attempts again at every moment something
+        happens by itself, until it delivers or its wait ends (section 12)."""
+        q = self.queues[name]
+        deadline = self.now + wait_seconds * US
+        dead_lettered: list[ModelMessage] = []
+        while True:
+            deliver, dead = q.plan_receive(max_messages, self.threshold(name))
+            for m in dead:
+                dead_lettered.append(self.dead_letter(m, name))
+            if deliver or self.now >= deadline:
+                vt = q._visibility(visibility_timeout)
+                return [q._deliver(m, vt) for m in deliver], dead_lettered
+            nxt = min((t for t in self.deadlines() if t < deadline), default=deadline)
+            self.advance(nxt - self.now)
+
+    # -- move tasks (section 11) ------------------------------------------------------
+
+    def start_task(
+        self, source: str, destination: str | None = None, rate: int | None = None
+    ) -> ModelMoveTask:
+        """StartMessageMoveTask. ApproximateNumberOfMessagesToMove is the
+        source's visible backlog now; without a rate everything receivable
+        moves at once."""
+        if not any(dlq == source for dlq, _count in self.redrive.values()):
+            raise ModelError(errors.InvalidParameterValue, "not a dead-letter queue")
+        if destination == source:
+            raise ModelError(errors.InvalidParameterValue, "destination is the source")
+        if any(t.source == source for t in self.running()):
+            raise ModelError(errors.InvalidParameterValue, "a task is already running")
+        visible, _in_flight, _delayed = self.queues[source].counts()
+        task = ModelMoveTask(len(self.tasks) + 1, source, destination, rate, self.now, visible)
+        self.tasks.append(task)
+        self.drive()
+        return task
+
+    def cancel_task(self, task: ModelMoveTask) -> int:
+        """CancelMessageMoveTask: only a RUNNING task; moved messages stay moved."""
+        if task.status != "RUNNING":
+            raise ModelError(errors.InvalidParameterValue, f"task is {task.status}")
+        task.status = "CANCELLED"
+        return task.moved
+
+    def listed(self, source: str, max_results: int = 1) -> list[ModelMoveTask]:
+        """ListMessageMoveTasks: the most recent first."""
+        tasks = [t for t in self.tasks if t.source == source]
+        return list(reversed(tasks[-max_results:]))
+
+    def drive(self) -> None:
+        """Let every running task do what it may do by now."""
+        for task in self.running():
+            dlq = self.queues[task.source]
+            while task.status == "RUNNING" and task.next_move(self.now) <= self.now:
+                first = dlq.plan_receive(1, 0)[0]
+                if not first:
+                    task.status = "COMPLETED"
+                    break
+                self._move(first[0], task)
+                if (
+                    task.rate is not None
+                    and task.moved >= task.to_move
+                    and not dlq.plan_receive(1, 0)[0]
+                ):
+                    task.status = "COMPLETED"
+
+    def _move(self, m: ModelMessage, task: ModelMoveTask) -> None:
+        """A move task takes ``m`` out of its queue and sends it, as a new message,
+        to the destination or back to the queue it was dead-lettered from
+        (section 11: new MessageId, new enqueue time, receive count from 0)."""
+        target_name = task.destination or m.dlq_source
+        assert target_name is not None
+        target = self.queues[target_name]
+        self.queues[task.source]._remove(m, Fate.MOVED)
+        duplicate = False
+        if isinstance(target, ModelFifoQueue):
+            token = m.dedup_id or f"moved:{task.source}:{m.key}"
+            new, duplicate = target.send(m.body, group_id=m.group_id or token, dedup_id=token)
+        else:
+            assert isinstance(target, ModelStandardQueue)
+            new = target.send(m.body)
+        m.successor = new
+        if not duplicate:
+            new.moved_from = m
+        task.moved += 1

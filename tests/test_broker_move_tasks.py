@@ -276,16 +276,19 @@ class TestRetention:
         self, broker: Broker, clock: ManualClock
     ) -> None:
         """Section 10: a rate-limited task does not move messages that expired
-        in the DLQ while it ran."""
+        in the DLQ while it ran. The task moves one message per second of the
+        clock whether or not anyone looks; here the DLQ's 60 s retention (counted
+        from the original send) ends at 60 s, before the second move is due."""
         dlq = broker.create_queue("dlq", message_retention_period=60)
         src = broker.create_queue("src", redrive_policy=redrive(dlq))
         dead_letter(src, ["m1", "m2", "m3"])
+        clock.advance(58)
         broker.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1)
         other = broker.create_queue("other")
         clock.advance(1)
-        other.send("tick")  # drives the task: one moved
+        other.send("tick")  # drives the task: one moved at 59 s
         assert len(src._records) == 1
-        clock.advance(100)  # the other two expired in the DLQ meanwhile
+        clock.advance(100)  # the other two expired at 60 s, when the next move was due
         other.send("tick")
         assert len(src._records) == 1
         [task] = broker.list_message_move_tasks(dlq.arn)
