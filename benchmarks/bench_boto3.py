@@ -38,7 +38,6 @@ pyinstrument``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import math
 import os
@@ -67,6 +66,7 @@ from bench_core import (  # noqa: E402
     pct,
     progress,
     rate,
+    section_args,
     status,
     us,
     write_section,
@@ -649,22 +649,9 @@ def _botocore_version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bench_boto3.py", description=(__doc__ or "").split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer calls: a smoke run")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help="results file whose section to replace (default: benchmarks/RESULTS.md on a "
-        "full run; nothing with --quick)",
-    )
-    parser.add_argument("--profile", action="store_true", help="also profile sqsqueue")
-    args = parser.parse_args(argv)
+    args = section_args("bench_boto3.py", argv, "also profile sqsqueue")
     sizes = QUICK if args.quick else FULL
     output = args.output
-    if output is None and not args.quick:
-        output = HERE / "RESULTS.md"
 
     header = machine()
     load_start = loadavg()

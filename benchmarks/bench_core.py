@@ -1804,6 +1804,25 @@ def write_section(path: Path, heading: str, text: str) -> None:
     path.write_text(new.rstrip("\n") + "\n")
 
 
+
+def section_args(prog: str, argv: list[str] | None, profile_help: str) -> argparse.Namespace:
+    """Command line of a benchmark module that writes one section of RESULTS.md:
+    ``--quick``, ``--output``, ``--profile``; ``args.output`` defaults to
+    RESULTS.md on a full run and to nothing with ``--quick``."""
+    parser = argparse.ArgumentParser(prog=prog, description=f"{prog}: one section of RESULTS.md")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="results file whose section to replace (default: benchmarks/RESULTS.md on a "
+        "full run; nothing with --quick)",
+    )
+    parser.add_argument("--profile", action="store_true", help=profile_help)
+    args = parser.parse_args(argv)
+    if args.output is None and not args.quick:
+        args.output = Path(__file__).resolve().parent / "RESULTS.md"
+    return args
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 benchmarks", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")

@@ -28,7 +28,6 @@ first). No targets: the figures are for information.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import math
 import random
@@ -50,6 +49,7 @@ from bench_core import (  # noqa: E402
     machine,
     progress,
     rate,
+    section_args,
     write_section,
 )
 
@@ -99,22 +99,9 @@ class Timings:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="bench_spark.py", description=(__doc__ or "").split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help="results file whose section to replace (default: benchmarks/RESULTS.md on a "
-        "full run; nothing with --quick)",
-    )
-    parser.add_argument("--profile", action="store_true", help="(no profiles here; ignored)")
-    args = parser.parse_args(argv)
+    args = section_args("bench_spark.py", argv, "(no profiles here; ignored)")
     sizes = QUICK if args.quick else FULL
     output = args.output
-    if output is None and not args.quick:
-        output = HERE / "RESULTS.md"
     try:
         import pyspark
         from pyspark.sql import functions as F
