@@ -85,6 +85,7 @@ from sqsqueue.errors import (
     MissingParameter,
     OverLimit,
     PurgeQueueInProgress,
+    QueueDoesNotExist,
     ReceiptHandleIsInvalid,
     SQSError,
     TooManyEntriesInBatchRequest,
@@ -354,8 +355,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _check_alive(self) -> None:
         if self._deleted:
-            from sqsqueue.errors import QueueDoesNotExist
-
             raise QueueDoesNotExist()
 
     def _authorize(
