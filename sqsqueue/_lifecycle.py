@@ -119,32 +119,6 @@ SYSTEM_ATTRIBUTE_NAMES = frozenset(
 _ALL = ("All",)
 
 
-class _Entropy:
-    """Unguessable bytes (queue tag, receipt-handle key), drawn from ``os.urandom``
-    in blocks.
-
-    With a seeded ``random.Random`` the tokens are reproducible (and therefore
-    guessable): meant for deterministic tests only.
-    """
-
-    __slots__ = ("_buf", "_pos", "_rng")
-
-    def __init__(self, rng: _random.Random | None) -> None:
-        self._rng = rng
-        self._buf = b""
-        self._pos = 0
-
-    def take(self, n: int) -> bytes:
-        if self._rng is not None:
-            return self._rng.randbytes(n)
-        pos = self._pos
-        if pos + n > len(self._buf):
-            self._buf = os.urandom(4096)
-            pos = 0
-        self._pos = pos + n
-        return self._buf[pos : pos + n]
-
-
 def _uuid4(rng: _random.Random) -> str:
     """A version-4 UUID string drawn from ``rng``.
 
@@ -272,12 +246,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._values = values
         self._lock: threading.RLock = _lock if _lock is not None else threading.RLock()
         self._rng = random if random is not None else _random.Random(os.urandom(16))
-        self._entropy = _Entropy(random)
-        # The tag and key are drawn from the queue's entropy and bound to its
-        # ARN, so two queues seeded alike still refuse each other's handles.
-        secret = hashlib.blake2b(
-            self._entropy.take(32) + self.arn.encode(), digest_size=39
-        ).digest()
+        # The handle tag and MAC key: 256 unguessable bits from os.urandom (or
+        # from a seeded ``random``, reproducible and so guessable: for tests),
+        # bound to the ARN so two queues seeded alike refuse each other's handles.
+        seed = random.randbytes(32) if random is not None else os.urandom(32)
+        secret = hashlib.blake2b(seed + self.arn.encode(), digest_size=39).digest()
         self._tag = secret[:7]
         # A keyed BLAKE2b state, copied per token: cheaper than keying anew.
         self._mac = hashlib.blake2b(key=secret[7:], digest_size=16)
