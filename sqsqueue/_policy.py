@@ -17,7 +17,10 @@ other than the queue owner's are allowed only when a statement grants them:
   than AWS; it errs on the side of refusing.
 
 The queue owner may do anything (a caller without ``principal`` acts as the
-owner).
+owner). Nine actions are the owner's alone whatever a policy says, because the
+API reference says of each "Cross-account permissions don't apply to this
+action": AddPermission, RemovePermission, SetQueueAttributes, CreateQueue,
+DeleteQueue, TagQueue, UntagQueue, ListQueueTags and ListQueues.
 """
 
 from __future__ import annotations
@@ -51,7 +54,21 @@ ACTIONS = (
     "PurgeQueue",
     "ReceiveMessage",
     "SendMessage",
-    "ListQueueTags",
+)
+#: "Cross-account permissions don't apply to this action" [BM, the API doc of
+#: each]: only the owner may call these, whatever a policy says.
+OWNER_ONLY = frozenset(
+    {
+        "AddPermission",
+        "CreateQueue",
+        "DeleteQueue",
+        "ListQueueTags",
+        "ListQueues",
+        "RemovePermission",
+        "SetQueueAttributes",
+        "TagQueue",
+        "UntagQueue",
+    }
 )
 _IMPLIED = {
     "SendMessageBatch": "SendMessage",
@@ -148,7 +165,7 @@ def _covers(patterns: Iterable[str], action: str) -> bool:
 
 def is_allowed(doc: dict[str, Any] | None, principal: str, action: str, resource_arn: str) -> bool:
     """Whether ``principal`` (an account id) may perform ``action`` on the queue."""
-    if doc is None:
+    if doc is None or action in OWNER_ONLY:
         return False
     allowed = False
     for st in _as_list(doc.get("Statement", [])):

@@ -431,7 +431,7 @@ def test_over_limit_for_too_many_actions_in_a_permission(sqs: Any, queue_url: st
         "GetQueueAttributes",
         "GetQueueUrl",
         "PurgeQueue",
-        "ListQueueTags",
+        "ListDeadLetterSourceQueues",
     ]
     with pytest.raises(sqs.exceptions.OverLimit) as exc:
         sqs.add_permission(
