@@ -200,8 +200,6 @@ class Attribute:
     parse: Callable[[str, object], object]
     default: object
     fifo_only: bool = False
-    #: Settable with SetQueueAttributes (else fixed at creation).
-    mutable: bool = True
 
 
 ATTRIBUTES: dict[str, Attribute] = {
@@ -243,7 +241,8 @@ ATTRIBUTES: dict[str, Attribute] = {
             None,
         ),
         Attribute("SqsManagedSseEnabled", "sqs_managed_sse_enabled", _bool, True),
-        Attribute("FifoQueue", "fifo_queue", _bool, True, fifo_only=True, mutable=False),
+        # Fixed at creation: parse() refuses FifoQueue=false on an existing queue.
+        Attribute("FifoQueue", "fifo_queue", _bool, True, fifo_only=True),
         Attribute(
             "ContentBasedDeduplication",
             "content_based_deduplication",

@@ -102,20 +102,6 @@ _HANDLE_LEN = 48  # base64 of the 36 packed bytes, no padding
 #: handle is refused even after its message is gone (section 8).
 _TOKEN_INPUT = struct.Struct(">QI")
 
-#: System attribute names a receive may ask for (section 2.1).
-SYSTEM_ATTRIBUTE_NAMES = frozenset(
-    {
-        "SenderId",
-        "SentTimestamp",
-        "ApproximateReceiveCount",
-        "ApproximateFirstReceiveTimestamp",
-        "SequenceNumber",
-        "MessageDeduplicationId",
-        "MessageGroupId",
-        "AWSTraceHeader",
-        "DeadLetterQueueSourceArn",
-    }
-)
 _ALL = ("All",)
 
 
