@@ -39,6 +39,7 @@ from hypothesis.stateful import (
 from sqsqueue import FifoQueue, ManualClock, Message, Queue
 from sqsqueue._message import SEQ_BITS
 from sqsqueue.errors import SQSError
+from tests._helpers import counts
 from tests.model import US, Fate, ModelError, ModelMessage, ModelQueue, ModelReceipt
 
 T = TypeVar("T")
@@ -335,19 +336,8 @@ class QueueMachine(RuleBasedStateMachine):
         assert to_us(self.clock.now()) == model.now, (
             f"clock at {self.clock.now() - START:+} s, model at {(model.now / US) - START:+} s"
         )
-        attrs = queue.get_attributes(
-            [
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ]
-        )
-        counts = (
-            int(attrs["ApproximateNumberOfMessages"]),
-            int(attrs["ApproximateNumberOfMessagesNotVisible"]),
-            int(attrs["ApproximateNumberOfMessagesDelayed"]),
-        )
-        assert counts == model.counts(), f"engine {counts}, model {model.counts()}"
+        engine = counts(queue)
+        assert engine == model.counts(), f"engine {engine}, model {model.counts()}"
         # Every message ever sent is in exactly one place: stored in both, or
         # deleted / expired / purged in the model and absent from the engine.
         assert len(self.message_id) == len(model.messages)

@@ -17,21 +17,13 @@ from sqsqueue import (
     errors,
 )
 from sqsqueue._message import md5_of_body
+from tests._helpers import counts
 
 START = 1_700_000_000.0
 
 
 def snapshot(q: Queue) -> tuple[int, dict[str, str]]:
     return len(q), q.get_attributes(["All"])
-
-
-def counts(q: Queue) -> tuple[int, int, int]:
-    a = q.get_attributes(["All"])
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 def whole_request_refused(

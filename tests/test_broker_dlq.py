@@ -8,6 +8,7 @@ import json
 import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, MessageAttributeValue, Queue, errors
+from tests._helpers import counts
 
 ACCOUNT = "123456789012"
 
@@ -19,15 +20,6 @@ def check_all(broker: Broker) -> None:
 
 def redrive(dlq: Queue | FifoQueue, count: int) -> dict[str, object]:
     return {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": count}
-
-
-def counts(q: Queue | FifoQueue) -> tuple[int, int, int]:
-    a = q.get_attributes()
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 class TestRedrivePolicyAttribute:

@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 from sqsqueue import ManualClock, Queue
+from tests._helpers import counts
 
 START = 1_700_000_000.0
 FOUR_DAYS = 345_600
-
-
-def counts(q: Queue) -> tuple[int, int, int]:
-    """(visible, in flight, delayed) as GetQueueAttributes reports them."""
-    a = q.get_attributes(
-        [
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ]
-    )
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 class TestMessageDelay:

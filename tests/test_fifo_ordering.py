@@ -10,27 +10,13 @@ import pytest
 
 from sqsqueue import FifoQueue, ManualClock, Message, SendEntry
 from sqsqueue._clock import Waiter
+from tests._helpers import counts
 
 START = 1_700_000_000.0
 
 
 def bodies(messages: list[Message]) -> list[str]:
     return [m.body for m in messages]
-
-
-def counts(q: FifoQueue) -> tuple[int, int, int]:
-    a = q.get_attributes(
-        [
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ]
-    )
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 def send_group(q: FifoQueue, group: str, n: int) -> None:

@@ -13,24 +13,10 @@ import hashlib
 import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, MessageInfo, Queue, errors
+from tests._helpers import counts
 
 START = 1_700_000_000.0
 VT = 30
-
-
-def counts(q: Queue | FifoQueue) -> tuple[int, int, int]:
-    a = q.get_attributes(
-        [
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ]
-    )
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 def by_body(q: Queue | FifoQueue) -> dict[str, MessageInfo]:

@@ -5,15 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
-
-
-def counts(q: Queue) -> tuple[int, int, int]:
-    a = q.get_attributes(["All"])
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
+from tests._helpers import counts
 
 
 class TestPurge:

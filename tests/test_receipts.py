@@ -7,18 +7,9 @@ import base64
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
+from tests._helpers import counts
 
 START = 1_700_000_000.0
-
-
-def counts(q: Queue) -> tuple[int, int, int]:
-    """(visible, in flight, delayed) as GetQueueAttributes reports them."""
-    a = q.get_attributes(["All"])
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 def mutations(handle: str) -> list[str]:

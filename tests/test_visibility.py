@@ -5,24 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
+from tests._helpers import counts
 
 START = 1_700_000_000.0
-
-
-def counts(q: Queue) -> tuple[int, int, int]:
-    """(visible, in flight, delayed) as GetQueueAttributes reports them."""
-    a = q.get_attributes(
-        [
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ]
-    )
-    return (
-        int(a["ApproximateNumberOfMessages"]),
-        int(a["ApproximateNumberOfMessagesNotVisible"]),
-        int(a["ApproximateNumberOfMessagesDelayed"]),
-    )
 
 
 class TestQueueVisibilityTimeout:
