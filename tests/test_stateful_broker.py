@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 from sqsqueue import Broker, FifoQueue, ManualClock, Message, Queue
 from sqsqueue._message import SEQ_BITS, SEQ_MASK
 from sqsqueue.errors import SQSError
+from tests._helpers import counts
 from tests._machines import (
     CHANGE_VT,
     MAX_MESSAGES,
@@ -66,6 +67,7 @@ from tests._machines import (
     snapshot,
     to_us,
 )
+from tests._machines import Handle as QueueHandle
 from tests._profiles import machine_settings
 from tests.model import (
     US,
@@ -93,14 +95,10 @@ RATE = st.none() | st.integers(1, 3)
 FAILED = object()
 
 
-class Handle:
-    """A receipt handle string and what the model knows about it."""
+class Handle(QueueHandle):
+    """A queue machine's handle, shown with the queue it came from."""
 
-    __slots__ = ("receipt", "text")
-
-    def __init__(self, text: str, receipt: ModelReceipt) -> None:
-        self.text = text
-        self.receipt = receipt
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"{self.receipt!r}@{self.receipt.queue}"
@@ -451,19 +449,8 @@ class BrokerMachine(RuleBasedStateMachine):
         seen: set[str] = set()
         for name, q in self.queues.items():
             model = self.model.queues[name]
-            attrs = q.get_attributes(
-                [
-                    "ApproximateNumberOfMessages",
-                    "ApproximateNumberOfMessagesNotVisible",
-                    "ApproximateNumberOfMessagesDelayed",
-                ]
-            )
-            counts = (
-                int(attrs["ApproximateNumberOfMessages"]),
-                int(attrs["ApproximateNumberOfMessagesNotVisible"]),
-                int(attrs["ApproximateNumberOfMessagesDelayed"]),
-            )
-            assert counts == model.counts(), f"{name}: engine {counts}, model {model.counts()}"
+            engine = counts(q)
+            assert engine == model.counts(), f"{name}: engine {engine}, model {model.counts()}"
             for m in model.stored():
                 rec = q._records[m.key]
                 # Not lost, not duplicated: each MessageId is stored once, broker-wide.
