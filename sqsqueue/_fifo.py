@@ -212,7 +212,32 @@ class FifoQueue(_BaseQueue):
         else:
             del self._groups[group.id]
 
+    # The lifecycle's transitions, extended with the group chains. (The standard
+    # queue has no per-message structures of its own, so the base transitions
+    # call no hooks: that keeps its hot path free of no-op calls.)
+
+    def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
+        super()._enqueue(rec, event, at)
+        self._link(rec)
+
+    def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
+        was_fresh = rec.receive_count == 0
+        handle = super()._deliver(rec, now, visibility_us)
+        self._moved(rec, was_fresh)
+        return handle
+
+    def _rehide(self, rec: _Record, due: int, now: int) -> None:
+        super()._rehide(rec, due, now)
+        self._moved(rec, False)
+
+    def _drop(
+        self, rec: _Record, reason: str = "deleted", now: int | None = None, **detail: object
+    ) -> None:
+        super()._drop(rec, reason, now, **detail)
+        self._unlink(rec)
+
     def _link(self, rec: _Record) -> None:
+        """A new record was stored: append it to its group's chain."""
         gid = rec.group_id
         assert gid is not None
         group = self._groups.get(gid)
@@ -224,6 +249,7 @@ class FifoQueue(_BaseQueue):
             self._reindex(group)
 
     def _unlink(self, rec: _Record) -> None:
+        """A record left the queue: take it out of its group's chain."""
         group = rec.group
         assert group is not None
         if rec.receive_count == 0:
@@ -236,6 +262,7 @@ class FifoQueue(_BaseQueue):
         self._reindex(group)
 
     def _moved(self, rec: _Record, was_fresh: bool) -> None:
+        """A record's ``vkey`` changed (received, re-hidden or made visible)."""
         group = rec.group
         assert group is not None
         if was_fresh:
@@ -377,7 +404,9 @@ class FifoQueue(_BaseQueue):
     def _next_sequence_number(self, rec: _Record) -> int:
         return _SEQUENCE_BASE + ((rec.skey & SEQ_MASK) << 16) + self._rng.getrandbits(16)
 
-    def _advance_policy(self, now: int) -> None:
+    def _advance(self, now: int) -> None:
+        """Retention, then the deduplication window and receive attempts that ended."""
+        super()._advance(now)
         order = self._dedup_order
         while order and order[0][1].expires <= now:
             key, entry = order.popleft()

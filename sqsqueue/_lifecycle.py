@@ -354,18 +354,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """Reset the ordering policy's own structures."""
 
     @abc.abstractmethod
-    def _link(self, rec: _Record) -> None:
-        """A new record was stored: add it to the policy's structures."""
-
-    @abc.abstractmethod
-    def _unlink(self, rec: _Record) -> None:
-        """A record is leaving the queue: remove it from the policy's structures."""
-
-    @abc.abstractmethod
-    def _moved(self, rec: _Record, was_fresh: bool) -> None:
-        """A record's ``vkey`` changed (received, re-hidden or made visible)."""
-
-    @abc.abstractmethod
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         """Choose up to ``limit`` receivable records, in delivery order, without
         changing anything. Returns (to deliver, to dead-letter): with a
@@ -402,7 +390,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         else:
             self._out_of_order.add(rec)
         self._add_fresh(rec)
-        self._link(rec)
         if self._history is not None:
             t = rec.skey >> SEQ_BITS if at is None else at
             # As in inspect(): a FIFO fresh vkey excludes the queue delay.
@@ -411,8 +398,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
-        was_fresh = rec.receive_count == 0
-        if was_fresh:
+        if rec.receive_count == 0:
             self._remove_fresh(rec)
             if not rec.first_receive:
                 rec.first_receive = now
@@ -425,7 +411,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         rec.receipt_no += 1
         token = self._token(rec.skey & SEQ_MASK, rec.receipt_no)
         rec.token = token
-        self._moved(rec, was_fresh)
         if self._history is not None:
             self._log(
                 rec, "received", now, receipt=rec.receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US
@@ -443,7 +428,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         rec.vkey = (due << SEQ_BITS) | (rec.skey & SEQ_MASK)
         rec.rehides += 1
         self._received.add(rec)
-        self._moved(rec, False)
         if self._history is not None:
             self._log(rec, "visibility_changed", now, visible_at=due / US)
 
@@ -460,7 +444,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._remove_fresh(rec)
         else:
             self._received.remove(rec)
-        self._unlink(rec)
 
     def _advance(self, now: int) -> None:
         """Apply every deadline that passed by ``now``: retention. O(k log n)."""
@@ -480,7 +463,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 # Stamp the moment retention ran out, not when it was noticed.
                 expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
                 self._drop(rec, "expired", expired_at)
-        self._advance_policy(now)
 
     def _oldest(self) -> _Record | None:
         """The stored record with the earliest enqueue time (the next to expire).
@@ -504,9 +486,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             # ``_keys[0][0]`` is a SortedKeyList's smallest key (sortedcontainers 2.x).
             return odd[0]  # type: ignore[no-any-return]
         return rec
-
-    def _advance_policy(self, now: int) -> None:
-        """Hook for policy deadlines (FIFO deduplication window)."""
 
     def _notify(self) -> None:
         """Wake every long poll so it looks again."""

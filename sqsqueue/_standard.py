@@ -152,15 +152,6 @@ class Queue(_BaseQueue):
     def _is_fresh_indexed(self, rec: _Record) -> bool:
         return rec in self._fresh or rec in self._ready
 
-    def _link(self, rec: _Record) -> None:
-        pass
-
-    def _unlink(self, rec: _Record) -> None:
-        pass
-
-    def _moved(self, rec: _Record, was_fresh: bool) -> None:
-        pass
-
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         bound = (now << SEQ_BITS) | SEQ_MASK
         streams: list[Iterable[_Record]] = []
