@@ -47,7 +47,9 @@ import random as _random
 import re
 import struct
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from operator import attrgetter
 from typing import Any, ClassVar, NoReturn
 
@@ -103,6 +105,12 @@ _HANDLE_LEN = 48  # base64 of the 36 packed bytes, no padding
 _TOKEN_INPUT = struct.Struct(">QI")
 
 _ALL = ("All",)
+_NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
+_BUDGET_US = L.RECEIVE_VISIBILITY_BUDGET * US
+_b2a = binascii.b2a_base64
+#: ``Message(...)`` without the named tuple's Python-level ``__new__``: half the
+#: cost, and a Message is built for every message received.
+_new_message: Callable[[tuple[Any, ...]], Message] = partial(tuple.__new__, Message)  # type: ignore[arg-type]
 
 
 def _uuid4(rng: _random.Random) -> str:
@@ -346,7 +354,19 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._last_skey = 0
         self._out_of_order: SortedKeyList = SortedKeyList(key=_SKEY)
         self._fresh: SortedKeyList = SortedKeyList(key=_VKEY)
+        # Received records, by vkey. The in-flight lane holds those received
+        # with a deadline later than every other lane record's (the usual case:
+        # each receive uses the same visibility timeout, so deadlines arrive in
+        # order): an OrderedDict, so receive and delete cost O(1) instead of a
+        # sorted-index insert and removal each. ``_settle`` moves lane records
+        # whose deadline passed into ``_received``, the sorted index that holds
+        # every other received record. ``_lane_min`` is a lower bound of the
+        # lane's smallest vkey (exact when set; deletions only raise the true
+        # minimum), so checking for due lane records is one comparison.
         self._received: SortedKeyList = SortedKeyList(key=_VKEY)
+        self._lane: OrderedDict[int, _Record] = OrderedDict()
+        self._lane_min = _NEVER
+        self._lane_tail = 0
         self._reset_policy()
 
     @abc.abstractmethod
@@ -398,35 +418,47 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
+        # Runs once per message received, so locals stand in for repeated
+        # attribute reads and _token is inlined.
+        seq = rec.skey & SEQ_MASK
         if rec.receive_count == 0:
             self._remove_fresh(rec)
             if not rec.first_receive:
                 rec.first_receive = now
-        else:
+        elif self._lane.pop(seq, None) is None:
             self._received.remove(rec)
-        rec.vkey = ((now + visibility_us) << SEQ_BITS) | (rec.skey & SEQ_MASK)
-        self._received.add(rec)
+        vkey = rec.vkey = ((now + visibility_us) << SEQ_BITS) | seq
+        lane = self._lane
+        if not lane:
+            self._lane_min = self._lane_tail = vkey
+            lane[seq] = rec
+        elif vkey > self._lane_tail:
+            self._lane_tail = vkey
+            lane[seq] = rec
+        else:
+            self._received.add(rec)
         rec.receive_count += 1
-        rec.receive_cap = now + L.RECEIVE_VISIBILITY_BUDGET * US
-        rec.receipt_no += 1
-        token = self._token(rec.skey & SEQ_MASK, rec.receipt_no)
-        rec.token = token
+        rec.receive_cap = now + _BUDGET_US
+        receipt_no = rec.receipt_no = rec.receipt_no + 1
+        mac = self._mac.copy()
+        mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
+        token = rec.token = mac.digest()
         if self._history is not None:
-            self._log(
-                rec, "received", now, receipt=rec.receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US
-            )
+            self._log(rec, "received", now, receipt=receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US)
         # binascii directly: base64.b64encode's pure-Python wrapper costs as much
         # as the encoding on this hot path.
-        return binascii.b2a_base64(
-            _HANDLE.pack(_HANDLE_VERSION, self._tag, rec.skey & SEQ_MASK, rec.receipt_no, token),
-            newline=False,
+        return _b2a(
+            _HANDLE.pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False
         ).decode("ascii")
 
     def _rehide(self, rec: _Record, due: int, now: int) -> None:
         """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
-        self._received.remove(rec)
+        self._unindex_received(rec)
         rec.vkey = (due << SEQ_BITS) | (rec.skey & SEQ_MASK)
         rec.rehides += 1
+        # A changed deadline goes to the sorted index: the lane is for the
+        # in-order deadlines of receives (a re-hide past the lane's tail is rare
+        # enough not to need it).
         self._received.add(rec)
         if self._history is not None:
             self._log(rec, "visibility_changed", now, visible_at=due / US)
@@ -442,11 +474,35 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._out_of_order.remove(rec)
         if rec.receive_count == 0:
             self._remove_fresh(rec)
-        else:
+        elif self._lane.pop(rec.skey & SEQ_MASK, None) is None:
             self._received.remove(rec)
 
+    def _unindex_received(self, rec: _Record) -> None:
+        if self._lane.pop(rec.skey & SEQ_MASK, None) is None:
+            self._received.remove(rec)
+
+    def _settle(self, now: int) -> None:
+        """Move lane records whose visibility timeout ended by ``now`` into the
+        sorted index (IN FLIGHT -> VISIBLE). Amortised O(log n) per record moved,
+        O(1) when none is due. Every reader of the received indexes calls it
+        first, so the lane only ever holds records in flight at the time read."""
+        bound = (now << SEQ_BITS) | SEQ_MASK
+        if self._lane_min > bound:
+            return
+        lane = self._lane
+        while lane:
+            seq, rec = lane.popitem(last=False)
+            if rec.vkey > bound:
+                lane[seq] = rec
+                lane.move_to_end(seq, last=False)
+                self._lane_min = rec.vkey
+                return
+            self._received.add(rec)
+        self._lane_min = _NEVER
+
     def _advance(self, now: int) -> None:
-        """Apply every deadline that passed by ``now``: retention. O(k log n)."""
+        """Apply every deadline that passed by ``now``: retention, ended
+        visibility timeouts. O(k log n)."""
         if self._tick is not None:
             # Move tasks first: each acts at its own moments up to ``now``, on the
             # messages as they were then (a Broker's, see Broker._drive).
@@ -463,6 +519,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 # Stamp the moment retention ran out, not when it was noticed.
                 expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
                 self._drop(rec, "expired", expired_at)
+        self._settle(now)
 
     def _oldest(self) -> _Record | None:
         """The stored record with the earliest enqueue time (the next to expire).
@@ -497,17 +554,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _counts(self, now: int) -> tuple[int, int, int]:
         """(visible, in flight, delayed), exact. O(log n)."""
-        bound = (now << SEQ_BITS) | SEQ_MASK
-        received = self._received
-        in_flight = len(received) - received.bisect_key_right(bound)
+        in_flight = self._in_flight(now)
         fresh = self._fresh
         delayed = len(fresh) - fresh.bisect_key_right(self._fresh_bound(now))
         return len(self._records) - in_flight - delayed, in_flight, delayed
 
     def _in_flight(self, now: int) -> int:
+        """Messages in flight at ``now``. O(log n)."""
+        self._settle(now)
         received = self._received
         index: int = received.bisect_key_right((now << SEQ_BITS) | SEQ_MASK)
-        return len(received) - index
+        return len(self._lane) + len(received) - index
 
     # -- send ---------------------------------------------------------------------
 
@@ -684,7 +741,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             return []
         # In flight <= len(received): only a receive that could cross the limit
         # needs the exact count (section 4).
-        if len(self._received) + limit > L.IN_FLIGHT_MAX:
+        if len(self._lane) + len(self._received) + limit > L.IN_FLIGHT_MAX:
             room = L.IN_FLIGHT_MAX - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
@@ -698,15 +755,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             for rec in dead:
                 self._drop(rec, "dead_lettered", now)
                 target._accept_dead_letter(rec, self.arn, now)
-        out: list[Message] = []
-        handles: list[str] = []
-        for rec in deliver:
-            handle = self._deliver(rec, now, visibility_us)
-            handles.append(handle)
-            out.append(self._view(rec, handle, attribute_names, message_attribute_names))
+        handles = [self._deliver(rec, now, visibility_us) for rec in deliver]
         if attempt_id is not None:
             self._remember_attempt(attempt_id, now, deliver, handles)
-        return out
+        view = self._view
+        return [
+            view(rec, handle, attribute_names, message_attribute_names)
+            for rec, handle in zip(deliver, handles, strict=True)
+        ]
 
     def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
         """Standard queues: short polls raise OverLimit, long polls find nothing."""
@@ -812,9 +868,18 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         message_attribute_names: Sequence[str],
     ) -> Message:
         """The Message a receive returns: only the attributes asked for."""
-        system = self._system_attributes(rec, attribute_names) if attribute_names else {}
-        user: dict[str, Any] = {}
-        user_md5 = None
+        if attribute_names is _ALL and rec.group_id is None and rec.trace_header is None and (
+            rec.dlq_source_arn is None
+        ):
+            # The common case, built in one go (once per message received).
+            system: Mapping[str, str] = {
+                "SenderId": rec.sender_id,
+                "SentTimestamp": str((rec.skey >> SEQ_BITS) // 1000),
+                "ApproximateReceiveCount": str(rec.receive_base + rec.receive_count),
+                "ApproximateFirstReceiveTimestamp": str(rec.first_receive // 1000),
+            }
+        else:
+            system = self._system_attributes(rec, attribute_names) if attribute_names else {}
         stored = rec.attributes
         if stored and message_attribute_names:
             chosen = _filter_attributes(stored, message_attribute_names)
@@ -823,7 +888,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 user_md5 = (
                     rec.attributes_md5 if len(chosen) == len(stored) else md5_of_attributes(chosen)
                 )
-        return Message(rec.message_id, handle, rec.body, system, user, user_md5)
+                return _new_message((rec.message_id, handle, rec.body, system, user, user_md5))
+        return _new_message((rec.message_id, handle, rec.body, system, {}, None))
 
     def _system_attributes(self, rec: _Record, names: Sequence[str]) -> dict[str, str]:
         if "All" in names:
@@ -1047,7 +1113,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _token(self, seq: int, receipt_no: int) -> bytes:
         """The 128-bit token that authenticates receipt ``receipt_no`` of ``seq``:
-        a BLAKE2b MAC under the queue's secret key."""
+        a BLAKE2b MAC under the queue's secret key (inlined in ``_deliver``)."""
         mac = self._mac.copy()
         mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
         return mac.digest()
@@ -1431,7 +1497,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 assert self._records.get(rec.skey & SEQ_MASK) is rec
             self._fresh._check()
             self._received._check()
-            assert self._fresh_count() + len(self._received) == len(self._records)
+            lane = list(self._lane.values())
+            assert all(a.vkey < b.vkey for a, b in zip(lane, lane[1:]))
+            assert not lane or (self._lane_min <= lane[0].vkey and self._lane_tail >= lane[-1].vkey)
+            assert all(self._lane[r.skey & SEQ_MASK] is r for r in lane)
+            assert not any(r in self._received for r in lane)
+            received = len(self._lane) + len(self._received)
+            assert self._fresh_count() + received == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq
                 assert rec.vkey & SEQ_MASK == seq
@@ -1441,7 +1513,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     assert self._is_fresh_indexed(rec)
                 else:
                     assert rec.token is not None and rec.receipt_no == rec.receive_count
-                    assert rec in self._received
+                    assert rec in self._received or self._lane.get(seq) is rec
             now = self._now_us()
             visible, in_flight, delayed = self._counts(now)
             assert visible >= 0 and in_flight >= 0 and delayed >= 0

@@ -153,6 +153,7 @@ class Queue(_BaseQueue):
         return rec in self._fresh or rec in self._ready
 
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
+        self._settle(now)  # records that became visible again leave the lane
         bound = (now << SEQ_BITS) | SEQ_MASK
         streams: list[Iterable[_Record]] = []
         if self._ready:
@@ -198,6 +199,7 @@ class Queue(_BaseQueue):
         return faults is not None and self._fault_rng.random() < faults.duplicate_rate
 
     def _next_due(self, now: int) -> int | None:
+        self._settle(now)
         bound = (now << SEQ_BITS) | SEQ_MASK
         due = None
         for index in (self._fresh, self._received):
@@ -205,6 +207,9 @@ class Queue(_BaseQueue):
             if i < len(index):
                 t = index[i].vkey >> SEQ_BITS
                 due = t if due is None else min(due, t)
+        if self._lane:
+            t = next(iter(self._lane.values())).vkey >> SEQ_BITS
+            due = t if due is None else min(due, t)
         return due
 
     def _check_policy(self) -> None:
