@@ -32,7 +32,7 @@ from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
-from sqsqueue._lifecycle import _attribute_map, _BaseQueue, _Prepared, _uuid4
+from sqsqueue._lifecycle import _attribute_map, _BaseQueue, _draft, _uuid4
 from sqsqueue._standard import Queue
 from sqsqueue._validate import show
 from sqsqueue.errors import (
@@ -142,9 +142,7 @@ class Broker:
                 "account id is 12 digits."
             )
         if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", region):
-            raise InvalidParameterValue(
-                f"Value {show(region)} for parameter region is invalid."
-            )
+            raise InvalidParameterValue(f"Value {show(region)} for parameter region is invalid.")
         if random is not None and not isinstance(random, _random.Random):
             raise InvalidParameterValue(
                 f"Value {show(random)} for parameter random is invalid. Reason: must be a "
@@ -260,15 +258,14 @@ class Broker:
         for key in ("FifoQueue", "fifo_queue"):
             if key in requested:
                 fifo_raw = requested[key]
-        fifo = fifo_raw is not None and _attributes.ATTRIBUTES["FifoQueue"].parse(
-            "FifoQueue", fifo_raw
-        ) is True
+        fifo = (
+            fifo_raw is not None
+            and _attributes.ATTRIBUTES["FifoQueue"].parse("FifoQueue", fifo_raw) is True
+        )
         if fifo:
             # FifoQueue=false stays in the request: a standard queue refuses it
             # with AWS's "Unknown Attribute FifoQueue." (section 2.1).
-            requested = {
-                k: v for k, v in requested.items() if k not in ("FifoQueue", "fifo_queue")
-            }
+            requested = {k: v for k, v in requested.items() if k not in ("FifoQueue", "fifo_queue")}
         clean_tags = validate_tags(tags) if tags is not None else {}
         _validate.queue_name(name, fifo=fifo)
         with self._lock:
@@ -312,9 +309,7 @@ class Broker:
                 "A queue already exists with the same name and a different value for "
                 "attribute FifoQueue"
             )
-        parsed = _attributes.parse(
-            requested, fifo=queue.FIFO, creating=True, current=queue._values
-        )
+        parsed = _attributes.parse(requested, fifo=queue.FIFO, creating=True, current=queue._values)
         for attr_name, value in parsed.items():
             if queue._values.get(attr_name) != value:
                 raise QueueNameExists(
@@ -473,7 +468,10 @@ class Broker:
             rate = max_number_of_messages_per_second
             if rate is not None:
                 rate = _validate.integer(
-                    "MaxNumberOfMessagesPerSecond", rate, 1, MOVE_TASK_RATE_MAX,
+                    "MaxNumberOfMessagesPerSecond",
+                    rate,
+                    1,
+                    MOVE_TASK_RATE_MAX,
                     "Must be between 1 and 500.",
                 )
             if any(t.source_arn == source.arn for t in self._running):
@@ -487,9 +485,7 @@ class Broker:
                 )
             source._advance(now)  # expired messages are neither counted nor moved
             visible, _, _ = source._counts(now)
-            task = MoveTask(
-                _uuid4(self._rng), source.arn, destination_arn, rate, now, visible
-            )
+            task = MoveTask(_uuid4(self._rng), source.arn, destination_arn, rate, now, visible)
             self._tasks.setdefault(source.arn, []).append(task)
             self._running.append(task)
             self._drive(now)
@@ -505,8 +501,12 @@ class Broker:
                 raise ResourceNotFoundException(
                     "The resource that you specified for the SourceArn parameter doesn't exist."
                 )
-            limit = 1 if max_results is None else _validate.integer(
-                "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
+            limit = (
+                1
+                if max_results is None
+                else _validate.integer(
+                    "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
+                )
             )
             tasks = self._tasks.get(source_arn, [])
             return [t.to_aws() for t in reversed(tasks[-limit:])]
@@ -583,15 +583,21 @@ class Broker:
         if target is None:
             self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
             return
-        prepared = _Prepared(
-            rec.body, rec.size, rec.attributes, None, rec.trace_header,
-            rec.group_id, rec.dedup_id if target.FIFO else None,
+        group_id, dedup_id = rec.group_id, rec.dedup_id if target.FIFO else None
+        if target.FIFO:
+            # A standard message moved into a FIFO queue: its id stands in.
+            group_id = rec.message_id if group_id is None else group_id
+            dedup_id = rec.message_id if dedup_id is None else dedup_id
+        draft = _draft(
+            rec.body,
+            rec.size,
+            rec.attributes,
+            rec.attributes_md5,
+            rec.trace_header,
+            group_id,
+            dedup_id,
         )
-        if target.FIFO and prepared.group_id is None:
-            prepared.group_id = rec.message_id  # a standard message into FIFO
-        if target.FIFO and prepared.dedup_id is None:
-            prepared.dedup_id = rec.message_id
-        result = target._commit(prepared, at, rec.sender_id)
+        result = target._commit(draft, None, at, rec.sender_id)
         source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
         target._notify()
         task.moved += 1
@@ -650,9 +656,7 @@ def _encode_token(name: str) -> str:
     return base64.urlsafe_b64encode(json.dumps({"after": name}).encode()).decode()
 
 
-def _page(
-    names: Any, prefix: str | None, max_results: object, url: Any
-) -> ListQueuesResult:
+def _page(names: Any, prefix: str | None, max_results: object, url: Any) -> ListQueuesResult:
     if max_results is not None:
         limit = _validate.integer(
             "MaxResults", max_results, 1, 1000, "MaxResults must be an integer between 1 and 1000."
@@ -672,4 +676,3 @@ def _page(
         last = name
     token = _encode_token(last) if more and max_results is not None and last else None
     return ListQueuesResult(tuple(urls), token)
-

@@ -264,8 +264,13 @@ class Client:
             "SendMessage",
             params,
             (
-                "QueueUrl", "MessageBody", "DelaySeconds", "MessageAttributes",
-                "MessageSystemAttributes", "MessageDeduplicationId", "MessageGroupId",
+                "QueueUrl",
+                "MessageBody",
+                "DelaySeconds",
+                "MessageAttributes",
+                "MessageSystemAttributes",
+                "MessageDeduplicationId",
+                "MessageGroupId",
             ),
         )
         queue = self._queue(p)
@@ -285,9 +290,7 @@ class Client:
         p = _Params("SendMessageBatch", params, ("QueueUrl", "Entries"))
         queue = self._queue(p)
         entries = p.get("Entries", (list, tuple), required=True)
-        result = queue.send_batch(
-            _entries(entries), principal=self.principal
-        )
+        result = queue.send_batch(_entries(entries), principal=self.principal)
         return _batch(result, send=True)
 
     def receive_message(self, **params: Any) -> dict[str, Any]:
@@ -295,9 +298,14 @@ class Client:
             "ReceiveMessage",
             params,
             (
-                "QueueUrl", "AttributeNames", "MessageSystemAttributeNames",
-                "MessageAttributeNames", "MaxNumberOfMessages", "VisibilityTimeout",
-                "WaitTimeSeconds", "ReceiveRequestAttemptId",
+                "QueueUrl",
+                "AttributeNames",
+                "MessageSystemAttributeNames",
+                "MessageAttributeNames",
+                "MaxNumberOfMessages",
+                "VisibilityTimeout",
+                "WaitTimeSeconds",
+                "ReceiveRequestAttemptId",
             ),
         )
         queue = self._queue(p)
@@ -348,9 +356,7 @@ class Client:
         p = _Params("ChangeMessageVisibilityBatch", params, ("QueueUrl", "Entries"))
         queue = self._queue(p)
         entries = p.get("Entries", (list, tuple), required=True)
-        result = queue.change_visibility_batch(
-            _entries(entries), principal=self.principal
-        )
+        result = queue.change_visibility_batch(_entries(entries), principal=self.principal)
         return _batch(result)
 
     # -- permissions and tags -------------------------------------------------------

@@ -44,7 +44,7 @@ from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
-from sqsqueue._lifecycle import _BaseQueue, _Prepared
+from sqsqueue._lifecycle import _BaseQueue
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, Message, SendResult, _Record
 from sqsqueue._standard import system_attributes_md5
 from sqsqueue._validate import show
@@ -360,15 +360,17 @@ class FifoQueue(_BaseQueue):
         if err.message in (_MISSING_GROUP, _MISSING_DEDUP):
             raise InvalidParameterValue(err.message)
 
-    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
-        dedup_id = p.dedup_id
+    def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
+        # ``delay`` is None or 0: a FIFO message takes the queue's delay only
+        # (_check_ids refuses any other DelaySeconds).
+        dedup_id = rec.dedup_id
         if dedup_id is None:
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
-            dedup_id = hashlib.sha256(p.body.encode("utf-8")).hexdigest()
+            dedup_id = hashlib.sha256(rec.body.encode("utf-8")).hexdigest()
         key: object = dedup_id
         if self._values["DeduplicationScope"] == "messageGroup":
-            key = (p.group_id, dedup_id)
-        system_md5 = system_attributes_md5(p.trace_header)
+            key = (rec.group_id, dedup_id)
+        system_md5 = system_attributes_md5(rec.trace_header)
         entry = self._dedup.get(key)
         if entry is not None and entry.expires > now:
             # A duplicate is "accepted successfully but not delivered"; we answer
@@ -376,12 +378,12 @@ class FifoQueue(_BaseQueue):
             # for AWS; what LocalStack and other emulators do).
             return SendResult(
                 entry.message_id,
-                p.body,
-                p.attributes_md5,
+                rec.body,
+                rec.attributes_md5,
                 system_md5,
                 str(entry.sequence_number),
             )
-        rec = self._new_record(p, now, now, sender_id)
+        self._sequence(rec, now, now, sender_id)
         rec.dedup_id = dedup_id
         rec.sequence_number = self._next_sequence_number(rec)
         self._enqueue(rec)
@@ -389,7 +391,7 @@ class FifoQueue(_BaseQueue):
         self._dedup[key] = entry
         self._dedup_order.append((key, entry))
         return SendResult(
-            rec.message_id, p.body, p.attributes_md5, system_md5, str(rec.sequence_number)
+            rec.message_id, rec.body, rec.attributes_md5, system_md5, str(rec.sequence_number)
         )
 
     def _dead_letter_enqueue_time(self, rec: _Record, now: int) -> int:

@@ -42,6 +42,7 @@ import asyncio
 import binascii
 import hashlib
 import hmac
+import itertools
 import os
 import random as _random
 import re
@@ -108,9 +109,11 @@ _ALL = ("All",)
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
 _BUDGET_US = L.RECEIVE_VISIBILITY_BUDGET * US
 _b2a = binascii.b2a_base64
-#: ``Message(...)`` without the named tuple's Python-level ``__new__``: half the
-#: cost, and a Message is built for every message received.
-_new_message: Callable[[tuple[Any, ...]], Message] = partial(tuple.__new__, Message)  # type: ignore[arg-type]
+#: ``Message(...)`` and ``SendResult(...)`` without the named tuple's
+#: Python-level ``__new__``: half the cost, and one is built for every message
+#: sent or received. The tuple must list every field, in order.
+_new_message: Callable[[tuple[Any, ...]], Message] = partial(tuple.__new__, Message)
+_new_send_result: Callable[[tuple[Any, ...]], SendResult] = partial(tuple.__new__, SendResult)
 
 
 def _uuid4(rng: _random.Random) -> str:
@@ -127,38 +130,31 @@ def _uuid4(rng: _random.Random) -> str:
 _VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
 
 
-class _Prepared:
-    """A validated send, ready to commit (no state touched yet)."""
+def _draft(
+    body: str,
+    size: int,
+    attributes: tuple[StoredAttribute, ...] | None,
+    attributes_md5: str | None,
+    trace_header: str | None,
+    group_id: str | None,
+    dedup_id: str | None,
+) -> _Record:
+    """A validated message ready to send: a record without sequence number, id,
+    sender or times yet (``_BaseQueue._sequence`` gives them, under the lock).
+    The send path builds the record it will store right away rather than an
+    intermediate object: one allocation per message fewer."""
+    rec = _Record(0, 0, "", body, size, attributes, attributes_md5, "")
+    if trace_header is not None:
+        rec.trace_header = trace_header
+    if group_id is not None:
+        rec.group_id = group_id
+    if dedup_id is not None:
+        rec.dedup_id = dedup_id
+    return rec
 
-    __slots__ = (
-        "attributes",
-        "attributes_md5",
-        "body",
-        "dedup_id",
-        "delay",
-        "group_id",
-        "size",
-        "trace_header",
-    )
 
-    def __init__(
-        self,
-        body: str,
-        size: int,
-        attributes: tuple[StoredAttribute, ...] | None,
-        delay: int | None,
-        trace_header: str | None,
-        group_id: str | None,
-        dedup_id: str | None,
-    ) -> None:
-        self.body = body
-        self.size = size
-        self.attributes = attributes
-        self.attributes_md5 = md5_of_attributes(attributes) if attributes else None
-        self.delay = delay
-        self.trace_header = trace_header
-        self.group_id = group_id
-        self.dedup_id = dedup_id
+#: A validated send: the draft record and its DelaySeconds (None: the queue's).
+_Prepared = tuple[_Record, int | None]
 
 
 class _BaseQueue(QueueAdmin, abc.ABC):
@@ -324,6 +320,15 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if self._deleted:
             raise QueueDoesNotExist()
 
+    def _begin(self) -> int:
+        """Start an operation, under the lock: the queue must exist, and every
+        deadline up to now is applied first. Returns now."""
+        if self._deleted:
+            raise QueueDoesNotExist()
+        now = self._now_us()
+        self._advance(now)
+        return now
+
     def _authorize(
         self, principal: str | None, action: str, sender_id: str | None = None
     ) -> str | None:
@@ -444,7 +449,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
         token = rec.token = mac.digest()
         if self._history is not None:
-            self._log(rec, "received", now, receipt=receipt_no, visible_at=(rec.vkey >> SEQ_BITS) / US)
+            visible_at = (rec.vkey >> SEQ_BITS) / US
+            self._log(rec, "received", now, receipt=receipt_no, visible_at=visible_at)
         # binascii directly: base64.b64encode's pure-Python wrapper costs as much
         # as the encoding on this hot path.
         return _b2a(
@@ -519,7 +525,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 # Stamp the moment retention ran out, not when it was noticed.
                 expired_at = min(now, (rec.skey >> SEQ_BITS) + self._retention_us)
                 self._drop(rec, "expired", expired_at)
-        self._settle(now)
+        if self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK):
+            self._settle(now)
 
     def _oldest(self) -> _Record | None:
         """The stored record with the earliest enqueue time (the next to expire).
@@ -581,14 +588,20 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     ) -> _Prepared:
         """Validate one message (no state read or changed except settings)."""
         text, size = _validate.body(body)
-        attributes, attributes_size = _validate.message_attributes(message_attributes)
-        size += attributes_size
+        attributes_md5 = None
+        if message_attributes is None:
+            attributes = None
+        else:
+            attributes, attributes_size = _validate.message_attributes(message_attributes)
+            size += attributes_size
+            if attributes:
+                attributes_md5 = md5_of_attributes(attributes)
         if size > self._max_size:
             raise _validate.too_big(self._max_size, batch=batch)
         delay = None if delay_seconds is None else _validate.delay_seconds(delay_seconds)
-        trace = _validate.trace_header(trace_header)
+        trace = None if trace_header is None else _validate.trace_header(trace_header)
         group, dedup = self._check_ids(delay, group_id, deduplication_id)
-        return _Prepared(text, size, attributes, delay, trace, group, dedup)
+        return _draft(text, size, attributes, attributes_md5, trace, group, dedup), delay
 
     @abc.abstractmethod
     def _check_ids(
@@ -596,38 +609,26 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     ) -> tuple[str | None, str | None]:
         """Queue-type rules for delay, MessageGroupId and MessageDeduplicationId."""
 
-    def _new_record(self, p: _Prepared, now: int, due: int, sender_id: str) -> _Record:
-        self._seq += 1
-        seq = self._seq
-        rec = _Record(
-            (now << SEQ_BITS) | seq,
-            (due << SEQ_BITS) | seq,
-            _uuid4(self._rng),
-            p.body,
-            p.size,
-            p.attributes,
-            p.attributes_md5,
-            sender_id,
-        )
-        if p.trace_header is not None:
-            rec.trace_header = p.trace_header
-        if p.group_id is not None:
-            rec.group_id = p.group_id
-        return rec
+    def _sequence(self, rec: _Record, now: int, due: int, sender_id: str) -> None:
+        """Give a draft record its sequence number, id, sender and times."""
+        self._seq = seq = self._seq + 1
+        rec.skey = (now << SEQ_BITS) | seq
+        rec.vkey = (due << SEQ_BITS) | seq
+        rec.message_id = _uuid4(self._rng)
+        rec.sender_id = sender_id
 
     @abc.abstractmethod
-    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
-        """Store a prepared message (under the lock) and say what was stored."""
+    def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
+        """Store a draft record (under the lock) and say what was stored."""
 
     def _send_prepared(
         self, prepared: Sequence[_Prepared], sender_id: str | None
     ) -> list[SendResult]:
         sender = sender_id if sender_id is not None else self._account_id
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
-            results = [self._commit(p, now, sender) for p in prepared]
+            now = self._begin()
+            commit = self._commit
+            results = [commit(rec, delay, now, sender) for rec, delay in prepared]
             self._notify()
         return results
 
@@ -653,7 +654,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
         Runtime complexity: O(log n).
         """
-        sender_id = self._authorize(principal, "SendMessage", sender_id)
+        if principal is not None:
+            sender_id = self._authorize(principal, "SendMessage", sender_id)
         p = self._prepare(
             body,
             delay_seconds,
@@ -681,12 +683,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
         Runtime complexity: O(k log n) for k entries.
         """
-        sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
+        if principal is not None:
+            sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
         items = _batch_entries(entries, "SendMessageBatchRequestEntry", _coerce_send)
         prepared: dict[str, _Prepared] = {}
         failed: list[BatchFailure] = []
         total = 0
-        for entry in items:
+        for _, (entry,) in items:
             try:
                 p = self._prepare(
                     entry.body,
@@ -703,7 +706,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 total += _rough_size(entry)
                 continue
             prepared[entry.id] = p
-            total += p.size
+            total += p[0].size
         if total > L.BATCH_PAYLOAD_MAX:
             raise BatchRequestTooLong(
                 f"Batch requests cannot be longer than {L.BATCH_PAYLOAD_MAX} bytes. "
@@ -868,8 +871,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         message_attribute_names: Sequence[str],
     ) -> Message:
         """The Message a receive returns: only the attributes asked for."""
-        if attribute_names is _ALL and rec.group_id is None and rec.trace_header is None and (
-            rec.dlq_source_arn is None
+        if (
+            attribute_names is _ALL
+            and rec.group_id is None
+            and rec.trace_header is None
+            and (rec.dlq_source_arn is None)
         ):
             # The common case, built in one go (once per message received).
             system: Mapping[str, str] = {
@@ -988,7 +994,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        self._authorize(principal, "ReceiveMessage")
+        if principal is not None:
+            self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
             max_messages,
             visibility_timeout,
@@ -1038,7 +1045,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
         Runtime complexity: as :meth:`receive`.
         """
-        self._authorize(principal, "ReceiveMessage")
+        if principal is not None:
+            self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
             max_messages,
             visibility_timeout,
@@ -1168,11 +1176,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         after its visibility timeout ended; deleting a deleted message succeeds
         (section 8). Runtime complexity: O(log n).
         """
-        self._authorize(principal, "DeleteMessage")
+        if principal is not None:
+            self._authorize(principal, "DeleteMessage")
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
+            now = self._begin()
             self._delete_one(receipt_handle, now)
             self._notify()
 
@@ -1206,11 +1213,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         receive that issued it is never exceeded (section 8).
         Runtime complexity: O(log n).
         """
-        self._authorize(principal, "ChangeMessageVisibility")
+        if principal is not None:
+            self._authorize(principal, "ChangeMessageVisibility")
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
+            now = self._begin()
             self._change_one(receipt_handle, visibility_timeout, now)
             self._notify()
 
@@ -1225,13 +1231,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         Entries are :class:`DeleteEntry`, plain receipt handles (ids ``"0"``,
         ``"1"``, ...) or boto3-shaped dicts. Runtime complexity: O(k log n).
         """
-        self._authorize(principal, "DeleteMessageBatch")
+        if principal is not None:
+            self._authorize(principal, "DeleteMessageBatch")
         items = _batch_entries(entries, "DeleteMessageBatchRequestEntry", _coerce_delete)
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
-            result = _each(items, lambda e: self._delete_one(e.receipt_handle, now))
+            now = self._begin()
+            result = _each(items, self._delete_one, now)
             self._notify()
         return result
 
@@ -1245,15 +1250,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
         Runtime complexity: O(k log n).
         """
-        self._authorize(principal, "ChangeMessageVisibilityBatch")
+        if principal is not None:
+            self._authorize(principal, "ChangeMessageVisibilityBatch")
         items = _batch_entries(entries, "ChangeMessageVisibilityBatchRequestEntry", _coerce_change)
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
-            result = _each(
-                items, lambda e: self._change_one(e.receipt_handle, e.visibility_timeout, now)
-            )
+            now = self._begin()
+            result = _each(items, self._change_one, now)
             self._notify()
         return result
 
@@ -1294,9 +1296,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._authorize(principal, "GetQueueAttributes")
         wanted = _names("AttributeNames", names)
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
+            now = self._begin()
             if not wanted:
                 return {}
             everything = "All" in wanted
@@ -1422,9 +1422,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _log(self, rec: _Record, event: str, at: int, **detail: object) -> None:
         assert self._history is not None
-        self._history.setdefault(rec.message_id, []).append(
-            HistoryEvent(at / US, event, detail)
-        )
+        self._history.setdefault(rec.message_id, []).append(HistoryEvent(at / US, event, detail))
 
     def history(self, message_id: str) -> list[HistoryEvent]:
         """What happened to one message in this queue, oldest first: ``sent``,
@@ -1449,9 +1447,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         without receiving or changing anything. For tests and debugging: this
         one call is O(n log n) in the queue's depth, as it must list it all."""
         with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            self._advance(now)
+            now = self._begin()
             fresh_bound = self._fresh_bound(now)
             bound = (now << SEQ_BITS) | SEQ_MASK
             out = []
@@ -1498,7 +1494,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._fresh._check()
             self._received._check()
             lane = list(self._lane.values())
-            assert all(a.vkey < b.vkey for a, b in zip(lane, lane[1:]))
+            assert all(a.vkey < b.vkey for a, b in itertools.pairwise(lane))
             assert not lane or (self._lane_min <= lane[0].vkey and self._lane_tail >= lane[-1].vkey)
             assert all(self._lane[r.skey & SEQ_MASK] is r for r in lane)
             assert not any(r in self._received for r in lane)
@@ -1603,8 +1599,13 @@ _ENTRY_TYPES: dict[str, type] = {
     "VisibilityTimeout": int,
 }
 _SEND_KEYS = (
-    "Id", "MessageBody", "DelaySeconds", "MessageAttributes", "MessageSystemAttributes",
-    "MessageDeduplicationId", "MessageGroupId",
+    "Id",
+    "MessageBody",
+    "DelaySeconds",
+    "MessageAttributes",
+    "MessageSystemAttributes",
+    "MessageDeduplicationId",
+    "MessageGroupId",
 )
 
 
@@ -1644,14 +1645,24 @@ def system_trace(system: Mapping[str, Any] | None) -> Any:
     return system.get("AWSTraceHeader")
 
 
-def _coerce_send(index: int, raw: object) -> SendEntry:
+#: A batch entry as the batch operations use it: (Id, the arguments of the
+#: per-entry action). Plain tuples: building an attrs entry per item would cost
+#: more than the action on the hot path.
+_Item = tuple[Any, tuple[Any, ...]]
+
+
+def _not_an_entry(raw: object) -> NoReturn:
+    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
+
+
+def _coerce_send(index: int, raw: object) -> _Item:
     if isinstance(raw, SendEntry):
-        return raw
+        return raw.id, (raw,)
     if isinstance(raw, str):
-        return SendEntry(str(index), raw)
+        return str(index), (SendEntry(str(index), raw),)
     if isinstance(raw, Mapping):
         e = _aws_entry(raw, _SEND_KEYS)
-        return SendEntry(
+        entry = SendEntry(
             e.get("Id"),  # type: ignore[arg-type]
             e.get("MessageBody"),  # type: ignore[arg-type]
             e.get("DelaySeconds"),
@@ -1660,34 +1671,31 @@ def _coerce_send(index: int, raw: object) -> SendEntry:
             e.get("MessageDeduplicationId"),
             system_trace(e.get("MessageSystemAttributes")),
         )
-    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
+        return entry.id, (entry,)
+    _not_an_entry(raw)
 
 
-def _coerce_delete(index: int, raw: object) -> DeleteEntry:
-    if isinstance(raw, DeleteEntry):
-        return raw
+def _coerce_delete(index: int, raw: object) -> _Item:
     if isinstance(raw, str):
-        return DeleteEntry(str(index), raw)
+        return str(index), (raw,)
+    if isinstance(raw, DeleteEntry):
+        return raw.id, (raw.receipt_handle,)
     if isinstance(raw, Mapping):
         e = _aws_entry(raw, ("Id", "ReceiptHandle"))
-        return DeleteEntry(e.get("Id"), e.get("ReceiptHandle"))  # type: ignore[arg-type]
-    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
+        return e.get("Id"), (e.get("ReceiptHandle"),)
+    _not_an_entry(raw)
 
 
-def _coerce_change(index: int, raw: object) -> ChangeVisibilityEntry:
+def _coerce_change(index: int, raw: object) -> _Item:
     if isinstance(raw, ChangeVisibilityEntry):
-        return raw
+        return raw.id, (raw.receipt_handle, raw.visibility_timeout)
     if isinstance(raw, Mapping):
         e = _aws_entry(raw, ("Id", "ReceiptHandle", "VisibilityTimeout"))
-        return ChangeVisibilityEntry(
-            e.get("Id"),  # type: ignore[arg-type]
-            e.get("ReceiptHandle"),  # type: ignore[arg-type]
-            e.get("VisibilityTimeout", 0),
-        )
-    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
+        return e.get("Id"), (e.get("ReceiptHandle"), e.get("VisibilityTimeout", 0))
+    _not_an_entry(raw)
 
 
-def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
+def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[_Item]:
     """Whole-request batch checks (section 2.1): nothing is done if one fails."""
     if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
         _fail(f"Value {show(entries)} for parameter Entries is invalid. Reason: must be a list.")
@@ -1698,11 +1706,10 @@ def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )
-    items = [coerce(i, e) for i, e in enumerate(raw)]
-    ids = [item.id for item in items]
-    for entry_id in ids:
-        if not _validate.batch_entry_id(entry_id):
-            raise InvalidBatchEntryId()
+    items: list[_Item] = [coerce(i, e) for i, e in enumerate(raw)]
+    ids = [item[0] for item in items]
+    if not all(map(_validate.batch_entry_id, ids)):
+        raise InvalidBatchEntryId()
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         for entry_id in ids:
@@ -1712,14 +1719,15 @@ def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[Any]:
     return items
 
 
-def _each(items: list[Any], action: Any) -> BatchResult:
+def _each(items: list[_Item], action: Callable[..., None], now: int) -> BatchResult:
+    """``action(*args, now)`` for each entry, each failure reported with its Id."""
     successful: dict[str, SendResult | None] = {}
     failed: list[BatchFailure] = []
-    for item in items:
+    for entry_id, args in items:
         try:
-            action(item)
+            action(*args, now)
         except SQSError as err:
-            failed.append(BatchFailure(item.id, err.code, err.message, err.sender_fault))
+            failed.append(BatchFailure(entry_id, err.code, err.message, err.sender_fault))
         else:
-            successful[item.id] = None
+            successful[entry_id] = None
     return BatchResult(successful, tuple(failed))

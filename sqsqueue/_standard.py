@@ -20,7 +20,7 @@ from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
 from sqsqueue._faults import REORDER_WINDOW, SMALL_QUEUE, Faults
-from sqsqueue._lifecycle import _BaseQueue, _Prepared
+from sqsqueue._lifecycle import _BaseQueue, _new_send_result
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, SendResult, _Record, md5_of_attributes
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
@@ -232,16 +232,18 @@ class Queue(_BaseQueue):
         # Fair queues: a MessageGroupId is accepted and returned (section 10.1).
         return _validate.fifo_id("MessageGroupId", group_id), None
 
-    def _commit(self, p: _Prepared, now: int, sender_id: str) -> SendResult:
-        delay = self._delay_s if p.delay is None else p.delay
-        rec = self._new_record(p, now, now + delay * L.US, sender_id)
+    def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
+        delay_s = self._delay_s if delay is None else delay
+        self._sequence(rec, now, now + delay_s * L.US, sender_id)
         self._enqueue(rec)
-        return SendResult(
-            rec.message_id,
-            p.body,
-            p.attributes_md5,
-            system_attributes_md5(p.trace_header),
-            None,
+        return _new_send_result(
+            (
+                rec.message_id,
+                rec.body,
+                rec.attributes_md5,
+                None if rec.trace_header is None else system_attributes_md5(rec.trace_header),
+                None,
+            )
         )
 
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:

@@ -253,9 +253,7 @@ def _coerce_attribute(name: str, raw: object) -> MessageAttributeValue:
         if not isinstance(data_type, str):
             _invalid(f"MessageAttributes.{name}.DataType", show(data_type), "Must be a string.")
         if string is not None and not isinstance(string, str):
-            _invalid(
-                f"MessageAttributes.{name}.StringValue", show(string), "Must be a string."
-            )
+            _invalid(f"MessageAttributes.{name}.StringValue", show(string), "Must be a string.")
         if binary is not None and not isinstance(binary, bytes):
             _invalid(f"MessageAttributes.{name}.BinaryValue", show(binary), "Must be bytes.")
         return MessageAttributeValue(data_type, string, binary)

@@ -80,9 +80,7 @@ try:
     from pyspark.sql import DataFrame, Row, SparkSession
     from pyspark.sql import types as T
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "sqsqueue.spark needs PySpark 4: pip install 'sqsqueue[spark]'"
-    ) from exc
+    raise ImportError("sqsqueue.spark needs PySpark 4: pip install 'sqsqueue[spark]'") from exc
 
 if TYPE_CHECKING:
     AnyQueue = Queue | FifoQueue
@@ -581,4 +579,3 @@ def stream_batches(
             continue
         count += 1
         yield batch
-
