@@ -422,6 +422,8 @@ class FifoQueue(_BaseQueue):
 
     # -- receipts -----------------------------------------------------------------
 
+    _LATEST_RECEIPT_ONLY = True
+
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
         # FIFO: only the latest receipt, and only while it is in flight: "DeleteMessage
         # operations will fail if the request is received outside of the visibility

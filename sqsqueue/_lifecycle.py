@@ -60,6 +60,7 @@ from sqsqueue import _attributes, _policy, _validate
 from sqsqueue import _limits as L
 from sqsqueue._admin import QueueAdmin
 from sqsqueue._clock import Clock, SystemClock, Waiter
+from sqsqueue._faults import Faults
 from sqsqueue._message import (
     SEQ_BITS,
     SEQ_MASK,
@@ -161,6 +162,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
 
     FIFO: ClassVar[bool] = False
+    #: Whether only a message's latest receipt may act on it (see _may_act).
+    _LATEST_RECEIPT_ONLY: ClassVar[bool] = False
+    #: Fault emulation (standard queues only; see Queue.faults). Checked before
+    #: the fault hooks are called, so an exact queue pays nothing for them.
+    _faults: Faults | None = None
 
     def __init__(
         self,
@@ -600,7 +606,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             raise _validate.too_big(self._max_size, batch=batch)
         delay = None if delay_seconds is None else _validate.delay_seconds(delay_seconds)
         trace = None if trace_header is None else _validate.trace_header(trace_header)
-        group, dedup = self._check_ids(delay, group_id, deduplication_id)
+        if group_id is None and deduplication_id is None and not self.FIFO:
+            group = dedup = None  # what _check_ids answers, without the call
+        else:
+            group, dedup = self._check_ids(delay, group_id, deduplication_id)
         return _draft(text, size, attributes, attributes_md5, trace, group, dedup), delay
 
     @abc.abstractmethod
@@ -629,7 +638,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             now = self._begin()
             commit = self._commit
             results = [commit(rec, delay, now, sender) for rec, delay in prepared]
-            self._notify()
+            if self._waiters:
+                self._notify()
         return results
 
     def send(
@@ -656,7 +666,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """
         if principal is not None:
             sender_id = self._authorize(principal, "SendMessage", sender_id)
-        p = self._prepare(
+        rec, delay = self._prepare(
             body,
             delay_seconds,
             message_attributes,
@@ -665,7 +675,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             deduplication_id,
             batch=False,
         )
-        return self._send_prepared((p,), sender_id)[0]
+        sender = sender_id if sender_id is not None else self._account_id
+        with self._lock:
+            now = self._begin()
+            result = self._commit(rec, delay, now, sender)
+            if self._waiters:
+                self._notify()
+        return result
 
     def send_batch(
         self,
@@ -752,7 +768,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         target = self._redrive_target()
         threshold = self._max_receive_count if target is not None else 0
         deliver, dead = self._select(now, limit, threshold)
-        deliver = self._filter_delivery(deliver, long_poll)
+        if self._faults is not None:
+            deliver = self._filter_delivery(deliver, long_poll)
         if dead:
             assert target is not None
             for rec in dead:
@@ -1145,9 +1162,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             f'The input receipt handle "{handle}" is not a valid receipt handle.'
         )
 
-    @abc.abstractmethod
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
-        """Whether a verified handle with ``receipt_no`` may still act on ``rec``."""
+        """Whether a verified handle with ``receipt_no`` may still act on ``rec``:
+        on a standard queue, any handle ever issued for it (section 8). Queues
+        that say otherwise set ``_LATEST_RECEIPT_ONLY``, which the hot path
+        checks before calling this."""
+        return True
 
     def _expired_handle(self, handle: str) -> SQSError:
         return InvalidParameterValue(
@@ -1161,9 +1181,9 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         rec = self._lookup(handle, seq, receipt_no, token)
         if rec is None:
             return  # already deleted: DeleteMessage is idempotent (section 8)
-        if not self._may_act(rec, receipt_no, now):
+        if self._LATEST_RECEIPT_ONLY and not self._may_act(rec, receipt_no, now):
             raise self._expired_handle(handle)
-        if self._lose_delete(rec):
+        if self._faults is not None and self._lose_delete(rec):
             return  # fault emulation: acknowledged, but the message survives
         # The operation's own ``now``: a history stamp must not read the clock
         # again halfway through a batch (a failing clock would leave it half done).
@@ -1181,7 +1201,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         with self._lock:
             now = self._begin()
             self._delete_one(receipt_handle, now)
-            self._notify()
+            if self._waiters:
+                self._notify()
 
     def _change_one(self, handle: object, timeout: object, now: int) -> None:
         seq, receipt_no, token = self._parse_handle(handle)
@@ -1237,7 +1258,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         with self._lock:
             now = self._begin()
             result = _each(items, self._delete_one, now)
-            self._notify()
+            if self._waiters:
+                self._notify()
         return result
 
     def change_visibility_batch(

@@ -13,6 +13,7 @@ import random as _random
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from itertools import islice
 from operator import attrgetter
 from typing import Any
 
@@ -99,7 +100,6 @@ class Queue(_BaseQueue):
             receive_message_wait_time_seconds=receive_message_wait_time_seconds,
             **kwargs,
         )
-        self._faults: Faults | None = None
         self._fault_rng = _random.Random(0)
         self.faults = faults
 
@@ -166,9 +166,15 @@ class Queue(_BaseQueue):
             streams.append(received.irange_key(max_key=bound))
         if not streams:
             return [], []
-        candidates = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_VKEY)
         faults = self._faults
         window = limit * REORDER_WINDOW if faults is not None and faults.reorder else limit
+        if len(streams) == 1:
+            if not threshold and window == limit:
+                # The common case, one stream and nothing to dead-letter: in C.
+                return list(islice(streams[0], limit)), []
+            candidates: Iterable[_Record] = streams[0]
+        else:
+            candidates = heapq.merge(*streams, key=_VKEY)
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for rec in candidates:
@@ -245,7 +251,3 @@ class Queue(_BaseQueue):
                 None,
             )
         )
-
-    def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
-        # Any handle ever issued for the message acts on it (section 8).
-        return True
