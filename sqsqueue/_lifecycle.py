@@ -481,12 +481,17 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         """Any state -> deleted, expired, dead-lettered, moved or purged."""
         if self._history is not None:
             self._log(rec, reason, self._now_us() if now is None else now, **detail)
-        del self._records[rec.skey & SEQ_MASK]
+        seq = rec.skey & SEQ_MASK
+        del self._records[seq]
+        if seq == self._oldest_seq:
+            # Consumers mostly delete oldest first: keep the retention pointer on
+            # a live record, so that _advance stays on its fast path.
+            self._oldest_seq = seq + 1
         if rec.dlq_source_arn is not None and rec in self._out_of_order:
             self._out_of_order.remove(rec)
         if rec.receive_count == 0:
             self._remove_fresh(rec)
-        elif self._lane.pop(rec.skey & SEQ_MASK, None) is None:
+        elif self._lane.pop(seq, None) is None:
             self._received.remove(rec)
 
     def _unindex_received(self, rec: _Record) -> None:
@@ -520,10 +525,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             # messages as they were then (a Broker's, see Broker._drive).
             self._tick(now)
         bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
-        head = self._records.get(self._oldest_seq)
-        # Fast path, taken by almost every call: the pointer's record is live,
-        # in order and not yet due, so nothing can have expired.
-        if head is None or head.skey <= bound or self._out_of_order:
+        records = self._records
+        head = records.get(self._oldest_seq)
+        # Fast path, taken by almost every call: the queue is empty, or the
+        # pointer's record is live, in order and not yet due, so nothing can
+        # have expired.
+        if records and (head is None or head.skey <= bound or self._out_of_order):
             while True:
                 rec = self._oldest()
                 if rec is None or rec.skey > bound:
@@ -1730,7 +1737,7 @@ def _batch_entries(entries: object, entry_name: str, coerce: Any) -> list[_Item]
         )
     items: list[_Item] = [coerce(i, e) for i, e in enumerate(raw)]
     ids = [item[0] for item in items]
-    if not all(map(_validate.batch_entry_id, ids)):
+    if not _validate.batch_entry_ids(ids):
         raise InvalidBatchEntryId()
     if len(set(ids)) != len(ids):
         seen: set[str] = set()

@@ -1,0 +1,132 @@
+"""The hot paths' shortcuts agree with the rules and structures they stand in for.
+
+Each shortcut in the send/receive/delete path (see benchmarks/RESULTS.md) is
+checked here against the plain rule it replaces, so a faster path can never be
+a different one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sqsqueue import ManualClock, Queue, errors
+from sqsqueue._validate import _INVALID_CHARS, batch_entry_ids, body
+from tests._helpers import counts
+
+START = 1_700_000_000.0
+BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+
+
+def test_body_check_agrees_with_the_character_rule_for_every_code_point() -> None:
+    """Section 2.1's allowed characters, through the isprintable() shortcut:
+    for each of the 1,114,112 code points, body() accepts exactly when the
+    rule's regular expression finds nothing wrong, and sizes it in UTF-8."""
+    disagreements = []
+    for code in range(0x110000):
+        text = "a" + chr(code)
+        allowed = _INVALID_CHARS.search(text) is None
+        try:
+            _, size = body(text)
+        except errors.InvalidMessageContents:
+            accepted = False
+        else:
+            accepted = True
+            assert size == len(text.encode("utf-8"))
+        if accepted != allowed:
+            disagreements.append(hex(code))
+    assert disagreements == []
+
+
+ids = st.one_of(
+    st.from_regex(BATCH_ID, fullmatch=True),
+    st.text(max_size=90),
+    st.sampled_from(["", "a\nb", "\n", "a\n", "x" * 81, "ok"]),
+)
+
+
+@given(st.lists(st.one_of(ids, st.integers(), st.none()), min_size=1, max_size=10))
+def test_batch_ids_checked_at_once_agree_with_each_id(values: list[object]) -> None:
+    """Batch entry Ids (section 4), checked with one expression over the joined
+    Ids: the same answer as checking each Id, newlines and non-strings included."""
+    each = all(isinstance(v, str) and BATCH_ID.fullmatch(v) for v in values)
+    assert batch_entry_ids(values) == each
+
+
+class TestInFlightLane:
+    """Received messages whose deadlines arrive in order skip the sorted index
+    (the in-flight lane); out-of-order deadlines use it. Counts, redelivery
+    order and deadlines must not tell the two apart."""
+
+    @pytest.fixture
+    def q(self) -> Queue:
+        return Queue("lane", clock=ManualClock(start=START), visibility_timeout=30)
+
+    def test_mixed_timeouts_redeliver_by_deadline(self, q: Queue) -> None:
+        clock = q.clock
+        assert isinstance(clock, ManualClock)
+        for body_ in "abcd":
+            q.send(body_)
+        [a] = q.receive()  # deadline +30 (lane)
+        [b] = q.receive(visibility_timeout=10)  # +10: earlier than the lane's tail
+        [c] = q.receive(visibility_timeout=60)  # +60: extends the lane
+        [d] = q.receive(visibility_timeout=20)  # +20: sorted index
+        assert counts(q) == (0, 4, 0)
+        q._check()
+        expected = [(10, "b"), (20, "d"), (30, "a"), (60, "c")]
+        elapsed = 0
+        for at, name in expected:
+            clock.advance(at - elapsed - 0.000001)
+            assert q.receive(visibility_timeout=1000) == []
+            assert counts(q) == (0, 4, 0)
+            clock.advance(0.000001)
+            elapsed = at
+            assert counts(q) == (1, 3, 0)
+            # Received again, hidden past the end of the test.
+            [again] = q.receive(visibility_timeout=1000)
+            assert again.body == name
+            q._check()
+        assert {a.body, b.body, c.body, d.body} == set("abcd")
+
+    def test_change_and_delete_in_the_middle_of_the_lane(self, q: Queue) -> None:
+        clock = q.clock
+        assert isinstance(clock, ManualClock)
+        for i in range(5):
+            q.send(str(i))
+            clock.advance(1)
+        msgs = q.receive(max_messages=5)  # one receive: five deadlines at +30
+        assert [m.body for m in msgs] == ["0", "1", "2", "3", "4"]
+        q.delete(msgs[2].receipt_handle)
+        q.change_visibility(msgs[1].receipt_handle, 0)  # visible now
+        q.change_visibility(msgs[3].receipt_handle, 100)  # after the others
+        q._check()
+        assert counts(q) == (1, 3, 0)
+        assert [m.body for m in q.receive(max_messages=10, visibility_timeout=1000)] == ["1"]
+        clock.advance(30)
+        again = q.receive(max_messages=10, visibility_timeout=1000)
+        assert sorted(m.body for m in again) == ["0", "4"]
+        clock.advance(70)
+        assert [m.body for m in q.receive(max_messages=10)] == ["3"]
+        q._check()
+
+    def test_long_poll_wakes_when_a_lane_deadline_passes(self, q: Queue) -> None:
+        """A long poll's wake-up time comes from the lane's head too (section 12)."""
+        clock = q.clock
+        assert isinstance(clock, ManualClock)
+        clock.autojump_threshold = 0
+        q.send("x")
+        [m] = q.receive(visibility_timeout=15)
+        [again] = q.receive(wait_time_seconds=20)
+        assert again.message_id == m.message_id
+        assert clock.now() == START + 15
+
+    def test_in_flight_limit_counts_the_lane(self, q: Queue) -> None:
+        """Section 4: the in-flight count includes lane records."""
+        for _ in range(3):
+            q.send("x")
+        q.receive(max_messages=3)
+        assert q._in_flight(q._now_us()) == 3
+        assert len(q._lane) == 3
