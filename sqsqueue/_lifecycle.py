@@ -22,10 +22,17 @@ messages are two bisections. Only retention (and FIFO deduplication entries) is
 applied lazily: each operation first drops whatever expired by ``now``, in
 O(k log n) for k expired messages.
 
+Two lanes keep the common case off the sorted indexes (benchmarks/RESULTS.md
+§2): the standard queue's *ready deque* of fresh messages sent without delay
+(they arrive in key order), and the *in-flight lane*, an OrderedDict of
+received messages whose deadlines arrive in order (every receive with the same
+visibility timeout). A lane record whose deadline passes moves to the sorted
+index in ``_settle``, before anything reads the indexes, once per deadline.
+
 Which receivable message a receive returns is the ordering policy's business:
 :class:`sqsqueue.Queue` (``_standard.py``) takes the oldest due messages,
-:class:`sqsqueue.FifoQueue` (``_fifo.py``) walks per-group chains. Both call only
-the transitions defined here: :meth:`_BaseQueue._enqueue`,
+:class:`sqsqueue.FifoQueue` (``_fifo.py``) walks per-group chains, extending the
+transitions defined here to keep them: :meth:`_BaseQueue._enqueue`,
 :meth:`_BaseQueue._deliver`, :meth:`_BaseQueue._rehide`,
 :meth:`_BaseQueue._drop`.
 
