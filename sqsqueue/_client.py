@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sqsqueue._fifo import FifoQueue
-from sqsqueue._lifecycle import system_trace
+from sqsqueue._lifecycle import MESSAGE_MEMBERS, system_trace
 from sqsqueue._message import (
     BatchResult,
     Message,
@@ -263,15 +263,7 @@ class Client:
         p = _Params(
             "SendMessage",
             params,
-            (
-                "QueueUrl",
-                "MessageBody",
-                "DelaySeconds",
-                "MessageAttributes",
-                "MessageSystemAttributes",
-                "MessageDeduplicationId",
-                "MessageGroupId",
-            ),
+            ("QueueUrl", *MESSAGE_MEMBERS),
         )
         queue = self._queue(p)
         body = p.get("MessageBody", str, required=True)

@@ -1634,8 +1634,9 @@ _ENTRY_TYPES: dict[str, type] = {
     "ReceiptHandle": str,
     "VisibilityTimeout": int,
 }
-_SEND_KEYS = (
-    "Id",
+#: The members that describe a message in SendMessage and in a
+#: SendMessageBatchRequestEntry (the entry adds Id, the request QueueUrl).
+MESSAGE_MEMBERS = (
     "MessageBody",
     "DelaySeconds",
     "MessageAttributes",
@@ -1643,6 +1644,7 @@ _SEND_KEYS = (
     "MessageDeduplicationId",
     "MessageGroupId",
 )
+_SEND_KEYS = ("Id", *MESSAGE_MEMBERS)
 
 
 def _aws_entry(raw: Mapping[str, Any], allowed: tuple[str, ...]) -> Mapping[str, Any]:
