@@ -44,11 +44,11 @@ from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
-from sqsqueue._lifecycle import _BaseQueue
+from sqsqueue._lifecycle import FailsWholeBatch, _BaseQueue
 from sqsqueue._message import SEQ_BITS, SEQ_MASK, Message, SendResult, _Record
 from sqsqueue._standard import system_attributes_md5
 from sqsqueue._validate import show
-from sqsqueue.errors import InvalidParameterValue, MissingParameter, SQSError
+from sqsqueue.errors import InvalidParameterValue, MissingParameter
 
 __all__ = ["FifoQueue"]
 
@@ -338,27 +338,26 @@ class FifoQueue(_BaseQueue):
     # -- send ---------------------------------------------------------------------
 
     def _check_ids(
-        self, delay: int | None, group_id: object, deduplication_id: object
+        self, delay: int | None, group_id: object, deduplication_id: object, *, batch: bool
     ) -> tuple[str | None, str | None]:
+        # A batch entry without a group id or a deduplication id fails the whole
+        # request with InvalidParameterValue (section 2.1).
         if delay:
             raise InvalidParameterValue(
                 f"Value {delay} for parameter DelaySeconds is invalid. Reason: The request "
                 "include parameter that is not valid for this queue type."
             )
         if group_id is None:
+            if batch:
+                raise FailsWholeBatch(InvalidParameterValue(_MISSING_GROUP))
             raise MissingParameter(_MISSING_GROUP)
         group = _validate.fifo_id("MessageGroupId", group_id)
         if deduplication_id is None:
             if not self._values["ContentBasedDeduplication"]:
-                raise InvalidParameterValue(_MISSING_DEDUP)
+                missing = InvalidParameterValue(_MISSING_DEDUP)
+                raise FailsWholeBatch(missing) if batch else missing
             return group, None
         return group, _validate.fifo_id("MessageDeduplicationId", deduplication_id)
-
-    def _batch_request_error(self, err: SQSError) -> None:
-        # A FIFO batch entry without a group id or a deduplication id fails the
-        # whole request with InvalidParameterValue (section 2.1).
-        if err.message in (_MISSING_GROUP, _MISSING_DEDUP):
-            raise InvalidParameterValue(err.message)
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         # ``delay`` is None or 0: a FIFO message takes the queue's delay only

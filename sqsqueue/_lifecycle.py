@@ -165,6 +165,16 @@ def _draft(
 _Prepared = tuple[_Record, int | None]
 
 
+class FailsWholeBatch(Exception):
+    """Raised by an entry's validation for an error that fails the whole batch
+    request rather than that entry (FIFO, section 2.1): send_batch raises
+    ``error``, the AWS error, instead of reporting it in ``failed``."""
+
+    def __init__(self, error: SQSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class _BaseQueue(QueueAdmin, abc.ABC):
     """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
 
@@ -623,14 +633,16 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if group_id is None and deduplication_id is None and not self.FIFO:
             group = dedup = None  # what _check_ids answers, without the call
         else:
-            group, dedup = self._check_ids(delay, group_id, deduplication_id)
+            group, dedup = self._check_ids(delay, group_id, deduplication_id, batch=batch)
         return _draft(text, size, attributes, attributes_md5, trace, group, dedup), delay
 
     @abc.abstractmethod
     def _check_ids(
-        self, delay: int | None, group_id: object, deduplication_id: object
+        self, delay: int | None, group_id: object, deduplication_id: object, *, batch: bool
     ) -> tuple[str | None, str | None]:
-        """Queue-type rules for delay, MessageGroupId and MessageDeduplicationId."""
+        """Queue-type rules for delay, MessageGroupId and MessageDeduplicationId.
+        In a batch entry, an error that fails the whole request is raised
+        wrapped in :class:`FailsWholeBatch`."""
 
     def _sequence(self, rec: _Record, now: int, due: int, sender_id: str) -> None:
         """Give a draft record its sequence number, id, sender and times."""
@@ -730,8 +742,9 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     entry.deduplication_id,
                     batch=True,
                 )
+            except FailsWholeBatch as whole:
+                raise whole.error from None
             except SQSError as err:
-                self._batch_request_error(err)
                 failed.append(BatchFailure(entry.id, err.code, err.message, err.sender_fault))
                 total += _rough_size(entry)
                 continue
@@ -745,9 +758,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         results = self._send_prepared(list(prepared.values()), sender_id)
         successful: dict[str, SendResult | None] = dict(zip(prepared, results, strict=True))
         return BatchResult(successful, tuple(failed))
-
-    def _batch_request_error(self, err: SQSError) -> None:
-        """Entry errors that fail the whole batch request (FIFO, section 2.1)."""
 
     # -- receive ------------------------------------------------------------------
 

@@ -224,7 +224,7 @@ class Queue(_BaseQueue):
     # -- send --------------------------------------------------------------------
 
     def _check_ids(
-        self, delay: int | None, group_id: object, deduplication_id: object
+        self, delay: int | None, group_id: object, deduplication_id: object, *, batch: bool
     ) -> tuple[str | None, str | None]:
         if deduplication_id is not None:
             # FIFO-only parameter; message text UNCONFIRMED (section 2.1).
