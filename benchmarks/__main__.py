@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))
-from bootstrap import ROOT, ensure_venv, run
+from bootstrap import ROOT, ensure_venv, run  # type: ignore[import-not-found]
 
 HERE = ROOT / "benchmarks"
 #: Scripts too slow to start for a --quick smoke run.
@@ -90,7 +90,7 @@ def main() -> int:
             f"run, load average {loadavg()}",
             flush=True,
         )
-        code = run([python, str(HERE / f"{name}.py"), *argv])
+        code = int(run([python, str(HERE / f"{name}.py"), *argv]))
         if code:
             return code
     print(f"[run] done in {time.perf_counter() - started:.0f} s, load average {loadavg()}")

@@ -303,7 +303,7 @@ def predict(curve: dict[int, list[float]], depth: int) -> float | None:
         return None
     (d1, x1), (d2, x2) = [(d, statistics.median(curve[d])) for d in sorted(curve)[-2:]]
     slope = math.log(x2 / x1) / math.log(d2 / d1)
-    return x2 * (depth / d2) ** slope
+    return float(x2 * (depth / d2) ** slope)
 
 
 def run_moto(sizes: Sizes) -> Side:

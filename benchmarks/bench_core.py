@@ -634,7 +634,9 @@ def cost_breakdown(
     profiler.start()
     loop(cycles)
     profiler.stop()
-    root = profiler.last_session.root_frame()
+    session = profiler.last_session
+    root = session.root_frame() if session is not None else None
+    assert root is not None, "pyinstrument recorded nothing"
     frames = [root]
     top = None
     while frames:  # find the loop's own frame
