@@ -212,9 +212,10 @@ class FifoQueue(_BaseQueue):
         else:
             del self._groups[group.id]
 
-    # The lifecycle's transitions, extended with the group chains. (The standard
-    # queue has no per-message structures of its own, so the base transitions
-    # call no hooks: that keeps its hot path free of no-op calls.)
+    # The lifecycle's transitions, extended with the group chains. (The base
+    # transitions call no policy hooks, which keeps the standard queue's hot
+    # path free of no-op calls; it keeps its ready deque through _add_fresh and
+    # _remove_fresh.)
 
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
         super()._enqueue(rec, event, at)
@@ -420,8 +421,6 @@ class FifoQueue(_BaseQueue):
                 del self._attempts[attempt_id]
 
     # -- receipts -----------------------------------------------------------------
-
-    _LATEST_RECEIPT_ONLY = True
 
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
         # FIFO: only the latest receipt, and only while it is in flight: "DeleteMessage

@@ -16,11 +16,8 @@ A message's state is derived, never stored: a record is *fresh* until its first
 receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN
 FLIGHT while its visibility timeout runs, VISIBLE after). Both kinds sit in a
 sorted index keyed by the time they next become receivable (``_Record.vkey``),
-so nothing has to be moved when a deadline passes: a receive simply takes from
-the front of the index, and the exact counts of visible, in-flight and delayed
-messages are two bisections. Only retention (and FIFO deduplication entries) is
-applied lazily: each operation first drops whatever expired by ``now``, in
-O(k log n) for k expired messages.
+so a receive simply takes from the front of the index, and the exact counts of
+visible, in-flight and delayed messages are bisections.
 
 Two lanes keep the common case off the sorted indexes (benchmarks/RESULTS.md
 §2): the standard queue's *ready deque* of fresh messages sent without delay
@@ -28,6 +25,10 @@ Two lanes keep the common case off the sorted indexes (benchmarks/RESULTS.md
 received messages whose deadlines arrive in order (every receive with the same
 visibility timeout). A lane record whose deadline passes moves to the sorted
 index in ``_settle``, before anything reads the indexes, once per deadline.
+
+Deadlines are applied lazily: each operation first drops whatever expired by
+``now`` (retention, FIFO deduplication entries), in O(k log n) for k expired
+messages, and settles the lane.
 
 Which receivable message a receive returns is the ordering policy's business:
 :class:`sqsqueue.Queue` (``_standard.py``) takes the oldest due messages,
@@ -179,7 +180,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
 
     FIFO: ClassVar[bool] = False
-    #: Whether only a message's latest receipt may act on it (see _may_act).
+    #: Whether a subclass restricts which receipts may act (overrides _may_act):
+    #: set by __init_subclass__, so the hot path can skip the call otherwise.
     _LATEST_RECEIPT_ONLY: ClassVar[bool] = False
     #: Fault emulation (standard queues only; see Queue.faults). Checked before
     #: the fault hooks are called, so an exact queue pays nothing for them.
@@ -383,14 +385,15 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         self._out_of_order: SortedKeyList = SortedKeyList(key=_SKEY)
         self._fresh: SortedKeyList = SortedKeyList(key=_VKEY)
         # Received records, by vkey. The in-flight lane holds those received
-        # with a deadline later than every other lane record's (the usual case:
+        # with a deadline later than the lane's tail when received (the usual case:
         # each receive uses the same visibility timeout, so deadlines arrive in
         # order): an OrderedDict, so receive and delete cost O(1) instead of a
         # sorted-index insert and removal each. ``_settle`` moves lane records
         # whose deadline passed into ``_received``, the sorted index that holds
         # every other received record. ``_lane_min`` is a lower bound of the
         # lane's smallest vkey (exact when set; deletions only raise the true
-        # minimum), so checking for due lane records is one comparison. The
+        # minimum), so checking for due lane records is one comparison;
+        # ``_lane_tail`` is at least the lane's largest vkey (exact when set). The
         # price is memory: an OrderedDict entry costs about 100 bytes more per
         # message in flight than a sorted-index slot (at most 120,000 are in
         # flight, section 4: about 12 MB).
@@ -407,7 +410,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     @abc.abstractmethod
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         """Choose up to ``limit`` receivable records, in delivery order, without
-        changing anything. Returns (to deliver, to dead-letter): with a
+        changing any message's state (it may settle the in-flight lane, which
+        changes no state). Returns (to deliver, to dead-letter): with a
         ``threshold`` > 0, a record already received ``threshold`` times is
         dead-lettered instead of delivered (section 11)."""
 
@@ -463,7 +467,8 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         if not lane:
             self._lane_min = self._lane_tail = vkey
             lane[seq] = rec
-        elif vkey > self._lane_tail:
+        elif vkey > self._lane_tail or vkey > lane[next(reversed(lane))].vkey:
+            # (The second test refreshes a stale tail, whose record left: O(1).)
             self._lane_tail = vkey
             lane[seq] = rec
         else:
@@ -504,10 +509,15 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         seq = rec.skey & SEQ_MASK
         del self._records[seq]
         if seq == self._oldest_seq:
-            # Consumers mostly delete oldest first: keep the retention pointer on
-            # a live record, so that _advance stays on its fast path.
+            # Consumers mostly delete oldest first: step the retention pointer
+            # past the deleted number, so that _advance mostly stays on its fast
+            # path (the next number may be gone too: _oldest walks on from there).
             self._oldest_seq = seq + 1
-        if rec.dlq_source_arn is not None and rec in self._out_of_order:
+        # Out of order: mostly standard dead letters (they keep their enqueue
+        # time), but also a message sent on a queue whose clock is behind the
+        # times its dead letters brought with them (a standalone DLQ on another
+        # clock). Empty, the check costs nothing.
+        if self._out_of_order and rec in self._out_of_order:
             self._out_of_order.remove(rec)
         if rec.receive_count == 0:
             self._remove_fresh(rec)
@@ -571,14 +581,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         seq = self._oldest_seq
         last = self._seq
         rec = records.get(seq)
-        while rec is None or (rec.dlq_source_arn is not None and rec in self._out_of_order):
+        odd = self._out_of_order
+        while rec is None or (odd and rec in odd):
             if seq >= last:
                 rec = None
                 break
             seq += 1
             rec = records.get(seq)
         self._oldest_seq = seq
-        odd = self._out_of_order
         if odd and (rec is None or odd._keys[0][0] < rec.skey):
             # ``_keys[0][0]`` is a SortedKeyList's smallest key (sortedcontainers 2.x).
             return odd[0]  # type: ignore[no-any-return]
@@ -785,7 +795,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 return replay
         if not self._records:
             return []
-        # In flight <= len(received): only a receive that could cross the limit
+        # In flight <= lane + received: only a receive that could cross the limit
         # needs the exact count (section 4).
         if len(self._lane) + len(self._received) + limit > L.IN_FLIGHT_MAX:
             room = L.IN_FLIGHT_MAX - self._in_flight(now)
@@ -1189,11 +1199,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             f'The input receipt handle "{handle}" is not a valid receipt handle.'
         )
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._LATEST_RECEIPT_ONLY = cls._may_act is not _BaseQueue._may_act
+
     def _may_act(self, rec: _Record, receipt_no: int, now: int) -> bool:
         """Whether a verified handle with ``receipt_no`` may still act on ``rec``:
-        on a standard queue, any handle ever issued for it (section 8). Queues
-        that say otherwise set ``_LATEST_RECEIPT_ONLY``, which the hot path
-        checks before calling this."""
+        on a standard queue, any handle ever issued for it (section 8). A queue
+        type that overrides this is checked on every delete and change."""
         return True
 
     def _expired_handle(self, handle: str) -> SQSError:
@@ -1236,7 +1249,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         assert isinstance(handle, str)
         vt = _validate.visibility_timeout(timeout)
         rec = self._lookup(handle, seq, receipt_no, token)
-        if rec is None or not self._may_act(rec, receipt_no, now):
+        if rec is None or (self._LATEST_RECEIPT_ONLY and not self._may_act(rec, receipt_no, now)):
             raise InvalidParameterValue(
                 f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message "
                 "does not exist or is not available for visibility timeout change."

@@ -1,9 +1,11 @@
 """The standard queue: best-effort order, at-least-once, fair-queue group ids.
 
 Ordering policy: a receive returns the receivable messages that became
-receivable first (oldest due first), merging the two sorted indexes the
-lifecycle keeps (never-received and received messages). Taking k messages costs
-O(log n + k log n); nothing scans the queue.
+receivable first (oldest due first), merging the ready deque of undelayed
+fresh messages kept here with the two sorted indexes the lifecycle keeps
+(delayed-or-dead-letter fresh messages and received messages; in-flight lane
+records whose deadline passed are settled into the latter first). Taking k
+messages costs O(log n + k log n); nothing scans the queue.
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ class Queue(_BaseQueue):
             self._faults = faults if faults is not None and faults.active else None
             self._fault_rng = _random.Random(faults.seed if faults is not None else 0)
 
-    # -- ordering policy: the lifecycle's two indexes are all it needs -------------
+    # -- ordering policy: the lifecycle's indexes plus the ready deque -------------
 
     def _reset_policy(self) -> None:
         # Fast lane: never-received messages sent without delay are receivable

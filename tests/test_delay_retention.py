@@ -165,6 +165,28 @@ class TestRetention:
         assert len(q) == 0
         q._check()
 
+    def test_dead_letter_queue_on_a_clock_behind_its_source(self) -> None:
+        """A standalone DLQ whose clock is behind its source's: a dead letter keeps
+        its (later) enqueue time, so a message sent to the DLQ afterwards is
+        older than it. Deleting that message, then retention, must still work
+        (a regression: the deleted message stayed in the out-of-order index)."""
+        dlq_clock, src_clock = ManualClock(start=START), ManualClock(start=START + 100)
+        dlq = Queue("dlq", clock=dlq_clock, message_retention_period=60)
+        src = Queue("src", clock=src_clock, dead_letter_queue=dlq, max_receive_count=1)
+        src.send("a")
+        src.receive(visibility_timeout=0)
+        assert src.receive() == []  # "a" goes to the DLQ, sent at START + 100
+        dlq.send("b")  # sent at START
+        [b] = [m for m in dlq.receive(max_messages=10) if m.body == "b"]
+        dlq.delete(b.receipt_handle)
+        dlq._check()
+        assert counts(dlq) == (0, 1, 0)  # "a", in flight
+        dlq_clock.advance(159.999)  # "a" expires at START + 160 on the DLQ's clock
+        assert len(dlq) == 1
+        dlq_clock.advance(0.001)
+        assert counts(dlq) == (0, 0, 0)
+        dlq._check()
+
 
 class TestCounts:
     """ApproximateNumberOfMessages / NotVisible / Delayed are exact here (section 5)."""

@@ -130,3 +130,25 @@ class TestInFlightLane:
         q.receive(max_messages=3)
         assert q._in_flight(q._now_us()) == 3
         assert len(q._lane) == 3
+
+    def test_lane_resumes_after_its_tail_leaves(self, q: Queue) -> None:
+        """A long timeout's record at the lane's tail, once deleted, does not keep
+        later (shorter) deadlines out of the lane."""
+        clock = q.clock
+        assert isinstance(clock, ManualClock)
+        for body_ in "xabc":
+            q.send(body_)
+        assert [m.body for m in q.receive()] == ["x"]  # +30 s: the lane
+        [a] = q.receive(visibility_timeout=43_200)  # +12 h: the lane's tail
+        # +30 s, before the tail: the sorted index
+        assert [m.body for m in q.receive()] == ["b"]
+        assert (len(q._lane), len(q._received)) == (2, 1)
+        q.delete(a.receipt_handle)
+        clock.advance(1)
+        # +31 s: after the lane's true tail (x), so the lane
+        assert [m.body for m in q.receive()] == ["c"]
+        assert (len(q._lane), len(q._received)) == (2, 1)
+        q._check()
+        assert counts(q) == (0, 3, 0)
+        clock.advance(30)
+        assert [m.body for m in q.receive(max_messages=10)] == ["x", "b", "c"]
