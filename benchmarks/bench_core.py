@@ -770,19 +770,11 @@ def primitives_table(qq: float, batched_us: float) -> tuple[Table, float]:
 
     q = standard_queue("primitives")
     rng = random.Random(1)
-    mac = q._mac
-    token = mac.digest()
-    packed = lc._HANDLE.pack(lc._HANDLE_VERSION, q._tag, 1, 1, token)
+    packed = lc._HANDLE.pack(lc._HANDLE_VERSION, q._tag, 1, 1, q._token(1, 1))
     text = binascii.b2a_base64(packed, newline=False).decode("ascii")
-
-    def receipt_token() -> bytes:
-        m = mac.copy()
-        m.update(lc._TOKEN_INPUT.pack(1, 1))
-        return m.digest()
-
     steps: list[tuple[str, Callable[[], object]]] = [
         ("message id: a random version-4 UUID string", lambda: lc._uuid4(rng)),
-        ("receipt token: keyed BLAKE2b MAC of (seq, receipt)", receipt_token),
+        ("receipt token: keyed BLAKE2b MAC of (seq, receipt)", lambda: q._token(1, 1)),
         (
             "receipt handle: pack + base64, and back",
             lambda: (
