@@ -5,6 +5,25 @@ from __future__ import annotations
 from sqsqueue import FifoQueue, Queue
 
 
+def new_queue_attributes(arn: str) -> dict[str, str]:
+    """GetQueueAttributes(All) of the standard queue ``arn`` just created at
+    1,700,000,000 (section 2.1, AWS-observed)."""
+    return {
+        "ApproximateNumberOfMessages": "0",
+        "ApproximateNumberOfMessagesDelayed": "0",
+        "ApproximateNumberOfMessagesNotVisible": "0",
+        "CreatedTimestamp": "1700000000",
+        "DelaySeconds": "0",
+        "LastModifiedTimestamp": "1700000000",
+        "MaximumMessageSize": "1048576",
+        "MessageRetentionPeriod": "345600",
+        "QueueArn": arn,
+        "ReceiveMessageWaitTimeSeconds": "0",
+        "SqsManagedSseEnabled": "true",
+        "VisibilityTimeout": "30",
+    }
+
+
 def counts(q: Queue | FifoQueue) -> tuple[int, int, int]:
     """(visible, in flight, delayed) as GetQueueAttributes reports them."""
     a = q.get_attributes(

@@ -7,6 +7,7 @@ import pytest
 
 from sqsqueue import FifoQueue, ManualClock, Message
 from sqsqueue.errors import InvalidAttributeValue
+from tests._helpers import new_queue_attributes
 
 START = 1_700_000_000.0
 
@@ -32,18 +33,7 @@ class TestDefaults:
         true, FifoThroughputLimit perQueue (AWS-obs 2025-08-19)."""
         q = FifoQueue("orders.fifo", clock=clock)
         assert q.attributes == {
-            "ApproximateNumberOfMessages": "0",
-            "ApproximateNumberOfMessagesDelayed": "0",
-            "ApproximateNumberOfMessagesNotVisible": "0",
-            "CreatedTimestamp": "1700000000",
-            "DelaySeconds": "0",
-            "LastModifiedTimestamp": "1700000000",
-            "MaximumMessageSize": "1048576",
-            "MessageRetentionPeriod": "345600",
-            "QueueArn": "arn:aws:sqs:us-east-1:000000000000:orders.fifo",
-            "ReceiveMessageWaitTimeSeconds": "0",
-            "SqsManagedSseEnabled": "true",
-            "VisibilityTimeout": "30",
+            **new_queue_attributes("arn:aws:sqs:us-east-1:000000000000:orders.fifo"),
             "ContentBasedDeduplication": "false",
             "DeduplicationScope": "queue",
             "FifoQueue": "true",

@@ -7,24 +7,12 @@ import json
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
+from tests._helpers import new_queue_attributes
 
 START = 1_700_000_000.0
 
 #: GetQueueAttributes(All) of a new standard queue (section 2.1, AWS-observed).
-DEFAULTS = {
-    "ApproximateNumberOfMessages": "0",
-    "ApproximateNumberOfMessagesDelayed": "0",
-    "ApproximateNumberOfMessagesNotVisible": "0",
-    "CreatedTimestamp": "1700000000",
-    "DelaySeconds": "0",
-    "LastModifiedTimestamp": "1700000000",
-    "MaximumMessageSize": "1048576",
-    "MessageRetentionPeriod": "345600",
-    "QueueArn": "arn:aws:sqs:us-east-1:000000000000:jobs",
-    "ReceiveMessageWaitTimeSeconds": "0",
-    "SqsManagedSseEnabled": "true",
-    "VisibilityTimeout": "30",
-}
+DEFAULTS = new_queue_attributes("arn:aws:sqs:us-east-1:000000000000:jobs")
 
 
 class TestGetAttributes:

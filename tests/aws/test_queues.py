@@ -10,22 +10,10 @@ from typing import Any
 import pytest
 
 from sqsqueue import Broker, ManualClock
+from tests._helpers import new_queue_attributes
 from tests.aws._helpers import arn_of, assert_aws_error, url_of
 
-STANDARD_DEFAULTS = {
-    "ApproximateNumberOfMessages": "0",
-    "ApproximateNumberOfMessagesDelayed": "0",
-    "ApproximateNumberOfMessagesNotVisible": "0",
-    "CreatedTimestamp": "1700000000",
-    "DelaySeconds": "0",
-    "LastModifiedTimestamp": "1700000000",
-    "MaximumMessageSize": "1048576",
-    "MessageRetentionPeriod": "345600",
-    "QueueArn": arn_of("jobs"),
-    "ReceiveMessageWaitTimeSeconds": "0",
-    "SqsManagedSseEnabled": "true",
-    "VisibilityTimeout": "30",
-}
+STANDARD_DEFAULTS = new_queue_attributes(arn_of("jobs"))
 
 
 def test_create_queue_returns_the_aws_queue_url(sqs: Any, broker: Broker) -> None:
