@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from sqsqueue import FifoQueue, Queue
+from collections.abc import Callable
+
+import pytest
+
+from sqsqueue import FifoQueue, Queue, errors
 
 
 def new_queue_attributes(arn: str) -> dict[str, str]:
@@ -38,3 +42,22 @@ def counts(q: Queue | FifoQueue) -> tuple[int, int, int]:
         int(a["ApproximateNumberOfMessagesNotVisible"]),
         int(a["ApproximateNumberOfMessagesDelayed"]),
     )
+
+
+def snapshot(q: Queue) -> tuple[int, dict[str, str]]:
+    """Everything observable about a queue's state, without changing it."""
+    return len(q), q.get_attributes(["All"])
+
+
+def refused(
+    q: Queue, exc: type[errors.SQSError], call: Callable[[], object], message: str | None = None
+) -> errors.SQSError:
+    """Assert ``call`` raises ``exc`` (with ``message``) and changes nothing."""
+    before = snapshot(q)
+    with pytest.raises(exc) as info:
+        call()
+    if message is not None:
+        assert info.value.message == message
+    assert snapshot(q) == before
+    q._check()
+    return info.value

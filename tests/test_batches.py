@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,25 +16,9 @@ from sqsqueue import (
     errors,
 )
 from sqsqueue._message import md5_of_body
-from tests._helpers import counts
+from tests._helpers import counts, refused
 
 START = 1_700_000_000.0
-
-
-def snapshot(q: Queue) -> tuple[int, dict[str, str]]:
-    return len(q), q.get_attributes(["All"])
-
-
-def whole_request_refused(
-    q: Queue, exc: type[errors.SQSError], call: Callable[[], object], message: str | None = None
-) -> None:
-    before = snapshot(q)
-    with pytest.raises(exc) as info:
-        call()
-    if message is not None:
-        assert info.value.message == message
-    assert snapshot(q) == before
-    q._check()
 
 
 @pytest.fixture
@@ -51,7 +34,7 @@ class TestBatchRequestErrors:
 
     def test_empty_send(self, queue: Queue) -> None:
         """Section 2.1: 0 entries -> EmptyBatchRequest with AWS's text."""
-        whole_request_refused(
+        refused(
             queue,
             errors.EmptyBatchRequest,
             lambda: queue.send_batch([]),
@@ -60,7 +43,7 @@ class TestBatchRequestErrors:
 
     def test_empty_delete(self, queue: Queue) -> None:
         """Section 2.1: 0 entries -> EmptyBatchRequest (DeleteMessageBatch text)."""
-        whole_request_refused(
+        refused(
             queue,
             errors.EmptyBatchRequest,
             lambda: queue.delete_batch([]),
@@ -69,7 +52,7 @@ class TestBatchRequestErrors:
 
     def test_empty_change(self, queue: Queue) -> None:
         """Section 3.1: 0 entries -> EmptyBatchRequest (ChangeMessageVisibility text)."""
-        whole_request_refused(
+        refused(
             queue,
             errors.EmptyBatchRequest,
             lambda: queue.change_visibility_batch([]),
@@ -78,7 +61,7 @@ class TestBatchRequestErrors:
 
     def test_too_many_send(self, queue: Queue) -> None:
         """Section 2.1: 11 entries -> TooManyEntriesInBatchRequest, nothing sent."""
-        whole_request_refused(
+        refused(
             queue,
             errors.TooManyEntriesInBatchRequest,
             lambda: queue.send_batch([SendEntry(str(i), "x") for i in range(11)]),
@@ -88,13 +71,13 @@ class TestBatchRequestErrors:
     def test_too_many_delete_and_change(self, queue: Queue, received: list[str]) -> None:
         """Section 2.1: more than 10 entries fails Delete and ChangeVisibility batches too."""
         handles = (received * 4)[:12]
-        whole_request_refused(
+        refused(
             queue,
             errors.TooManyEntriesInBatchRequest,
             lambda: queue.delete_batch([DeleteEntry(f"d{i}", h) for i, h in enumerate(handles)]),
             "Maximum number of entries per request are 10. You have sent 12.",
         )
-        whole_request_refused(
+        refused(
             queue,
             errors.TooManyEntriesInBatchRequest,
             lambda: queue.change_visibility_batch(
@@ -112,7 +95,7 @@ class TestBatchRequestErrors:
     @pytest.mark.parametrize("bad_id", ["", "a b", "a.b", "x" * 81, "\u00e9", 5, None])
     def test_invalid_entry_id(self, queue: Queue, bad_id: object) -> None:
         """Section 2.1: an Id not [A-Za-z0-9_-]{1,80} -> InvalidBatchEntryId, nothing sent."""
-        whole_request_refused(
+        refused(
             queue,
             errors.InvalidBatchEntryId,
             lambda: queue.send_batch([SendEntry("ok", "x"), SendEntry(bad_id, "y")]),  # type: ignore[arg-type]
@@ -128,7 +111,7 @@ class TestBatchRequestErrors:
 
     def test_repeated_ids_send_nothing(self, queue: Queue) -> None:
         """Section 2.1: duplicate Ids -> BatchEntryIdsNotDistinct 'Id x repeated.', nothing sent."""
-        whole_request_refused(
+        refused(
             queue,
             errors.BatchEntryIdsNotDistinct,
             lambda: queue.send_batch(
@@ -139,7 +122,7 @@ class TestBatchRequestErrors:
 
     def test_only_first_repeated_id_reported(self, queue: Queue) -> None:
         """Section 2.1: only the first repeated Id is reported."""
-        whole_request_refused(
+        refused(
             queue,
             errors.BatchEntryIdsNotDistinct,
             lambda: queue.send_batch(
@@ -150,7 +133,7 @@ class TestBatchRequestErrors:
 
     def test_repeated_ids_delete_nothing(self, queue: Queue, received: list[str]) -> None:
         """Section 2.1: a duplicate-Id DeleteMessageBatch deletes nothing (AWS-observed)."""
-        whole_request_refused(
+        refused(
             queue,
             errors.BatchEntryIdsNotDistinct,
             lambda: queue.delete_batch(
@@ -162,7 +145,7 @@ class TestBatchRequestErrors:
 
     def test_repeated_ids_change_nothing(self, queue: Queue, received: list[str]) -> None:
         """Section 2.1: a duplicate-Id ChangeMessageVisibilityBatch changes nothing."""
-        whole_request_refused(
+        refused(
             queue,
             errors.BatchEntryIdsNotDistinct,
             lambda: queue.change_visibility_batch(
@@ -177,7 +160,7 @@ class TestBatchRequestErrors:
     def test_batch_request_too_long(self, queue: Queue) -> None:
         """Section 2.1: more than 1,048,576 bytes in all -> BatchRequestTooLong, nothing sent."""
         size = 1_048_576 // 10  # 104,857 each: ten of them total 1,048,570
-        whole_request_refused(
+        refused(
             queue,
             errors.BatchRequestTooLong,
             lambda: queue.send_batch([SendEntry(str(i), "x" * (size + 1)) for i in range(10)]),
@@ -199,14 +182,14 @@ class TestBatchRequestErrors:
         assert queue.send_batch(entries).ok
         entries[0] = SendEntry("0", "x" * sizes[0], message_attributes={"ab": "cde"})  # 11
         queue.purge()
-        whole_request_refused(queue, errors.BatchRequestTooLong, lambda: queue.send_batch(entries))
+        refused(queue, errors.BatchRequestTooLong, lambda: queue.send_batch(entries))
 
     @pytest.mark.parametrize("entries", ["abc", 5, None, b"xx"])
     def test_entries_not_a_list(self, queue: Queue, entries: object) -> None:
         """Section 1.2: entries that are not a list -> an SQSError, never a TypeError."""
-        whole_request_refused(queue, errors.SQSError, lambda: queue.send_batch(entries))  # type: ignore[arg-type]
-        whole_request_refused(queue, errors.SQSError, lambda: queue.delete_batch(entries))  # type: ignore[arg-type]
-        whole_request_refused(
+        refused(queue, errors.SQSError, lambda: queue.send_batch(entries))  # type: ignore[arg-type]
+        refused(queue, errors.SQSError, lambda: queue.delete_batch(entries))  # type: ignore[arg-type]
+        refused(
             queue,
             errors.SQSError,
             lambda: queue.change_visibility_batch(entries),  # type: ignore[arg-type]
@@ -215,8 +198,8 @@ class TestBatchRequestErrors:
     @pytest.mark.parametrize("entry", [5, None, ["x"], object()])
     def test_entry_of_wrong_type(self, queue: Queue, entry: object) -> None:
         """Section 1.2: an entry that is not an entry -> an SQSError, nothing done."""
-        whole_request_refused(queue, errors.SQSError, lambda: queue.send_batch(["ok", entry]))  # type: ignore[list-item]
-        whole_request_refused(queue, errors.SQSError, lambda: queue.delete_batch([entry]))  # type: ignore[list-item]
+        refused(queue, errors.SQSError, lambda: queue.send_batch(["ok", entry]))  # type: ignore[list-item]
+        refused(queue, errors.SQSError, lambda: queue.delete_batch([entry]))  # type: ignore[list-item]
 
 
 class TestSendBatch:

@@ -6,7 +6,6 @@ the queue unchanged: the tests compare a snapshot before and after.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from sqsqueue import ManualClock, MessageAttributeValue, Queue, errors
 from sqsqueue._validate import has_invalid_chars
+from tests._helpers import refused
 
 START = 1_700_000_000.0
 
@@ -26,25 +26,6 @@ RESERVED_NAME = (
     "These strings are reserved for internal use. Additionally, they cannot start "
     "or end with '.'."
 )
-
-
-def snapshot(q: Queue) -> tuple[int, dict[str, str]]:
-    """Everything observable about a queue's state, without changing it."""
-    return len(q), q.get_attributes(["All"])
-
-
-def refused(
-    q: Queue, exc: type[errors.SQSError], call: Callable[[], object], message: str | None = None
-) -> errors.SQSError:
-    """Assert ``call`` raises ``exc`` (with ``message``) and changes nothing."""
-    before = snapshot(q)
-    with pytest.raises(exc) as info:
-        call()
-    if message is not None:
-        assert info.value.message == message
-    assert snapshot(q) == before
-    q._check()
-    return info.value
 
 
 @pytest.fixture
