@@ -103,6 +103,10 @@ def ticker(clock: ManualClock, step: float = 0.5) -> Iterator[None]:
         thread.join(timeout=JOIN)
 
 
+#: The bodies produce_standard sends, PER_PRODUCER from each producer.
+STANDARD_BODIES = {f"{p}-{i}" for p in range(PRODUCERS) for i in range(PER_PRODUCER)}
+
+
 def produce_standard(q: Queue, p: int) -> None:
     """Singles and batches, so both send paths race."""
     for i in range(0, PER_PRODUCER, 3):
@@ -155,6 +159,23 @@ def assert_exactly_once(tally: Tally, expected: set[str]) -> None:
     assert tally.deleted == expected
 
 
+def exchange_standard(q: Queue, wait: int, clock: ManualClock | None = None) -> None:
+    """PRODUCERS threads send (produce_standard) while CONSUMERS threads receive
+    with ``wait``-second long polls and delete (``clock``: ticked meanwhile);
+    then every message was delivered exactly once and the queue is empty."""
+    tally = Tally(TOTAL)
+    workers = Workers()
+    for p in range(PRODUCERS):
+        workers.spawn(produce_standard, q, p)
+    for n in range(CONSUMERS):
+        workers.spawn(consume, q, tally, workers, wait, n)
+    with ticker(clock) if clock is not None else contextlib.nullcontext():
+        workers.run()
+    assert_exactly_once(tally, STANDARD_BODIES)
+    assert len(q) == 0
+    q._check()
+
+
 class TestStandardThreads:
     """8 producers and 8 consumers on one standard queue (sections 8, 10, 12)."""
 
@@ -162,19 +183,7 @@ class TestStandardThreads:
         """Sections 8 and 12: with 1-second long polls on the wall clock and every
         message deleted well within its 30 s visibility timeout, each message is
         delivered exactly once and the queue ends empty and consistent."""
-        q = Queue("stress", clock=SystemClock())
-        tally = Tally(TOTAL)
-        workers = Workers()
-        for p in range(PRODUCERS):
-            workers.spawn(produce_standard, q, p)
-        for n in range(CONSUMERS):
-            workers.spawn(consume, q, tally, workers, 1, n)
-        workers.run()
-        assert_exactly_once(
-            tally, {f"{p}-{i}" for p in range(PRODUCERS) for i in range(PER_PRODUCER)}
-        )
-        assert len(q) == 0
-        q._check()
+        exchange_standard(Queue("stress", clock=SystemClock()), 1)
 
     def test_long_polls_on_ticking_manual_clock(self) -> None:
         """Sections 8 and 12: consumers block in 20 s long polls on a
@@ -183,19 +192,7 @@ class TestStandardThreads:
         delivered exactly once (the 12-hour visibility timeout never ends)."""
         clock = ManualClock(start=START, autojump_threshold=None)
         q = Queue("stress", clock=clock, visibility_timeout=LONG_VISIBILITY)
-        tally = Tally(TOTAL)
-        workers = Workers()
-        for p in range(PRODUCERS):
-            workers.spawn(produce_standard, q, p)
-        for n in range(CONSUMERS):
-            workers.spawn(consume, q, tally, workers, 20, n)
-        with ticker(clock):
-            workers.run()
-        assert_exactly_once(
-            tally, {f"{p}-{i}" for p in range(PRODUCERS) for i in range(PER_PRODUCER)}
-        )
-        assert len(q) == 0
-        q._check()
+        exchange_standard(q, 20, clock)
 
     def test_at_least_once_with_faults_and_expiring_visibility(self) -> None:
         """Section 10: with deletes that may be lost (fault emulation) and
@@ -359,9 +356,7 @@ class TestAsyncio:
             workers.start()
             asyncio.run(main())
             workers.join()
-        assert_exactly_once(
-            tally, {f"{p}-{i}" for p in range(PRODUCERS) for i in range(PER_PRODUCER)}
-        )
+        assert_exactly_once(tally, STANDARD_BODIES)
         assert len(q) == 0
         q._check()
 
