@@ -166,7 +166,7 @@ class Client:
     ``principal`` (an account id) makes every call on behalf of that account.
     """
 
-    def __init__(self, broker: Broker, *, principal: str | None = None) -> None:
+    def __init__(self, broker: Broker[Any], *, principal: str | None = None) -> None:
         self.broker = broker
         self.principal = principal
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import binascii
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -57,10 +58,10 @@ import re
 import struct
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, Self
 
 from sortedcontainers import SortedKeyList
 
@@ -99,6 +100,7 @@ from sqsqueue.errors import (
     PurgeQueueInProgress,
     QueueDoesNotExist,
     ReceiptHandleIsInvalid,
+    ServiceUnavailable,
     SQSError,
     TooManyEntriesInBatchRequest,
 )
@@ -282,6 +284,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         #: Dead-letter target and threshold, resolved by the owner (Broker).
         self._max_receive_count = 0
         self._deleted = False
+        self._closed = False
         self._reset_messages()
         self._apply_config()
         self._validate_update(update)
@@ -321,6 +324,32 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._advance(self._now_us())
             return len(self._records)
 
+    # -- shutdown -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the queue: every blocked long poll returns ``[]`` at once, and
+        every later call raises :class:`~sqsqueue.errors.ServiceUnavailable`
+        instead of blocking. Idempotent; safe from any thread.
+
+        Runtime complexity: O(w) for w blocked long polls.
+        """
+        with self._lock:
+            self._closed = True
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.wake()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called (directly or by the broker)."""
+        return self._closed
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # -- configuration ------------------------------------------------------------
 
     def _apply_config(self) -> None:
@@ -344,12 +373,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     def _check_alive(self) -> None:
         if self._deleted:
             raise QueueDoesNotExist()
+        if self._closed:
+            raise ServiceUnavailable(f"The queue {self._name} is closed.")
 
     def _begin(self) -> int:
-        """Start an operation, under the lock: the queue must exist, and every
-        deadline up to now is applied first. Returns now."""
-        if self._deleted:
-            raise QueueDoesNotExist()
+        """Start an operation, under the lock: the queue must exist and be open,
+        and every deadline up to now is applied first. Returns now."""
+        if self._deleted or self._closed:
+            self._check_alive()
         now = self._now_us()
         self._advance(now)
         return now
@@ -1037,31 +1068,22 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        deadline_us: int | None = None
-        while True:
+        if wait == 0:
             with self._lock:
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
-                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
-                if deadline_us is None:
-                    deadline_us = now + wait * US
-                if msgs or now >= deadline_us:
-                    return msgs
-                wake_at = self._wake_time(now, deadline_us)
-                waiter = Waiter()
-                self._waiters.add(waiter)
+                return self._receive_now(now, limit, vis, False, attempt, names, user_names)
+        with contextlib.closing(
+            self._poll(None, limit, vt, wait, names, user_names, attempt)
+        ) as poll:
             try:
-                woken = self._clock.wait(waiter, wake_at / US)
-            finally:
-                with self._lock:
-                    self._waiters.discard(waiter)
-            if not woken and wake_at >= deadline_us:
-                # The full wait passed on the clock's own terms (this also ends a
-                # SystemClock poll whose time is frozen by freezegun).
-                with self._lock:
-                    now = self._now_us()
-                    vis = self._visibility_us if vt is None else vt * US
-                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+                waiter, wake_at = next(poll)
+                while True:
+                    woken = self._clock.wait(waiter, wake_at / US)
+                    waiter, wake_at = poll.send(woken)
+            except StopIteration as done:
+                msgs: list[Message] = done.value
+                return msgs
 
     async def receive_async(
         self,
@@ -1088,30 +1110,61 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        loop = asyncio.get_running_loop()
-        deadline_us: int | None = None
+        with contextlib.closing(
+            self._poll(asyncio.get_running_loop(), limit, vt, wait, names, user_names, attempt)
+        ) as poll:
+            try:
+                waiter, wake_at = next(poll)
+                while True:
+                    woken = await self._clock.wait_async(waiter, wake_at / US)
+                    waiter, wake_at = poll.send(woken)
+            except StopIteration as done:
+                msgs: list[Message] = done.value
+                return msgs
+
+    def _poll(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        limit: int,
+        vt: int | None,
+        wait: int,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> Generator[tuple[Waiter, int], bool, list[Message]]:
+        """A receive with its long poll, written once for both drivers.
+
+        Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
+        driver to wait on, the thread's way or asyncio's, and is sent whether
+        the waiter was woken. Returns the messages: as soon as any is receivable,
+        ``[]`` at the poll's deadline, what is receivable when the clock gives
+        up waiting (a frozen ManualClock with nobody else acting), and ``[]``
+        when the queue is closed during the wait.
+        """
+        deadline: int | None = None
+        last_try = False
         while True:
             with self._lock:
+                if deadline is not None and self._closed:
+                    return []
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
                 msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
-                if deadline_us is None:
-                    deadline_us = now + wait * US
-                if msgs or now >= deadline_us:
+                if deadline is None:
+                    deadline = now + wait * US
+                if msgs or last_try or now >= deadline:
                     return msgs
-                wake_at = self._wake_time(now, deadline_us)
+                wake_at = self._wake_time(now, deadline)
                 waiter = Waiter(loop)
                 self._waiters.add(waiter)
             try:
-                woken = await self._clock.wait_async(waiter, wake_at / US)
+                woken = yield waiter, wake_at
             finally:
                 with self._lock:
                     self._waiters.discard(waiter)
-            if not woken and wake_at >= deadline_us:
-                with self._lock:
-                    now = self._now_us()
-                    vis = self._visibility_us if vt is None else vt * US
-                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+            # Not woken, and time has not reached wake_at: the clock gave up
+            # waiting. One last attempt, then the poll returns what it found.
+            last_try = not woken and round(self._clock.now() * US) < wake_at
 
     def _wake_time(self, now: int, deadline: int) -> int:
         due = self._next_due(now)

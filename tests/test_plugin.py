@@ -130,25 +130,31 @@ def _fresh_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_plugin_import_is_light() -> None:
-    """The plugin module imports neither boto3 nor hypothesis until a fixture
-    needs them (its docstring's promise), so merely having sqsqueue installed
-    costs every pytest run nothing."""
+    """Loading the plugin registers mock_sqs's botocore handlers (issue 12: no
+    client created during the test session may reach AWS) but imports neither
+    boto3 nor hypothesis."""
     result = _fresh_python(
-        "import sys, sqsqueue.testing.plugin; "
+        "import sys, sqsqueue.testing.plugin, botocore.handlers; "
         "assert 'boto3' not in sys.modules, 'boto3'; "
-        "assert 'botocore' not in sys.modules, 'botocore'; "
-        "assert 'hypothesis' not in sys.modules, 'hypothesis'"
+        "assert 'hypothesis' not in sys.modules, 'hypothesis'; "
+        "names = {getattr(e[1], '__module__', '') for e in botocore.handlers.BUILTIN_HANDLERS}; "
+        "assert 'sqsqueue.aws._mock' in names, names"
     )
     assert result.returncode == 0, result.stderr
 
 
 def test_package_import_is_light() -> None:
-    """``import sqsqueue`` (and ``sqsqueue.testing``) pulls in neither boto3,
-    botocore nor pyspark: those are optional extras (pyproject ``aws``/``spark``)."""
+    """``import sqsqueue`` pulls in neither boto3, botocore, pyspark nor
+    hypothesis (optional extras); ``sqsqueue.testing`` adds botocore only, to
+    register its handlers."""
     result = _fresh_python(
-        "import sys, sqsqueue, sqsqueue.testing; "
+        "import sys, sqsqueue; "
         "bad = [m for m in ('boto3', 'botocore', 'pyspark', 'hypothesis') "
         "if m in sys.modules]; "
-        "assert not bad, bad"
+        "assert not bad, bad; "
+        "import sqsqueue.testing; "
+        "bad = [m for m in ('boto3', 'pyspark', 'hypothesis') if m in sys.modules]; "
+        "assert not bad, bad; "
+        "assert 'botocore' in sys.modules"
     )
     assert result.returncode == 0, result.stderr
