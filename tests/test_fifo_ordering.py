@@ -270,7 +270,6 @@ class TestLongPolling:
         q._check()
 
     @pytest.mark.usefixtures("autojump")
-
     def test_long_poll_wakes_when_the_visibility_timeout_ends(
         self, fifo: FifoQueue, clock: ManualClock
     ) -> None:
@@ -284,7 +283,6 @@ class TestLongPolling:
         fifo._check()
 
     @pytest.mark.usefixtures("autojump")
-
     def test_long_poll_on_a_locked_group_ends_empty_at_its_deadline(
         self, fifo: FifoQueue, clock: ManualClock
     ) -> None:

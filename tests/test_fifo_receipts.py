@@ -161,7 +161,6 @@ class TestInFlightLimit:
         fifo._check()
 
     @pytest.mark.usefixtures("autojump")
-
     def test_long_poll_at_the_limit_ends_empty(self, fifo: FifoQueue, clock: ManualClock) -> None:
         """Section 4: at the in-flight limit long polling gives empty responses,
         not errors."""

@@ -278,7 +278,6 @@ class TestLongPollAsync:
         assert [m.body for m in asyncio.run(main())] == ["late"]
 
     @pytest.mark.usefixtures("autojump")
-
     def test_default_clock_empty_queue(self, clock: ManualClock, queue: Queue) -> None:
         """Section 12: under an autojump ManualClock an async long poll on an empty
         queue returns [] and the clock has advanced by exactly the wait time."""
@@ -319,7 +318,6 @@ class TestInFlightLimit:
         queue._check()
 
     @pytest.mark.usefixtures("autojump")
-
     def test_long_poll_at_limit_returns_empty(self, clock: ManualClock, queue: Queue) -> None:
         """Section 4: a long poll at the limit gets no error, only an empty response."""
         for i in range(8):

@@ -160,7 +160,6 @@ class TestSetAttributes:
         assert before == after
 
     @pytest.mark.usefixtures("autojump")
-
     def test_receive_wait_time_attribute_is_used(self, clock: ManualClock, queue: Queue) -> None:
         """Section 2.1: a receive without WaitTimeSeconds uses ReceiveMessageWaitTimeSeconds."""
         queue.set_attributes(receive_message_wait_time_seconds=7)
