@@ -1603,14 +1603,19 @@ def _filter_attributes(
     stored: tuple[StoredAttribute, ...], names: Sequence[str]
 ) -> tuple[StoredAttribute, ...]:
     """The attributes a MessageAttributeNames list selects (section 2.1):
-    names, ``All``, ``.*``, ``*`` or a prefix ``foo.*``; others are ignored."""
+    names, ``All``, ``.*``, ``*`` or a prefix ``X.*``; others are ignored.
+
+    ``X.*`` selects every name that starts with ``X`` (the ``.*`` is a
+    wildcard, not part of the prefix): recorded against real AWS, ``Hel.*``
+    returned both ``Hello`` and ``Help.Me`` (issue 12, section 6).
+    """
     if "All" in names or ".*" in names or "*" in names:
         return stored
     exact = set()
     prefixes = []
     for n in names:
         if n.endswith(".*"):
-            prefixes.append(n[:-1])
+            prefixes.append(n[:-2])
         else:
             exact.add(n)
     return tuple(a for a in stored if a[0] in exact or any(a[0].startswith(p) for p in prefixes))
