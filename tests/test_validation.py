@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sqsqueue import ManualClock, MessageAttributeValue, Queue, errors
+from sqsqueue._message import md5_of_attributes
 from sqsqueue._validate import has_invalid_chars
 from tests._helpers import refused
 
@@ -229,7 +230,8 @@ def _string(value: str) -> dict[str, str]:
 
 
 class TestMessageAttributeNames:
-    """Attribute names: <= 256 chars of A-Za-z0-9_-., no reserved prefixes (section 4)."""
+    """Attribute names: < 256 bytes of letters, digits, _ - . (non-ASCII letters
+    included, issue 12 §6), no reserved prefixes (section 4)."""
 
     def test_at_most_ten(self, q: Queue) -> None:
         """Section 2.1/4: at most 10 message attributes; 11 -> InvalidParameterValue."""
@@ -254,9 +256,27 @@ class TestMessageAttributeNames:
             RESERVED_NAME,
         )
 
-    @pytest.mark.parametrize("name", ["a b", "a!", 'a"b', "a\u00a7", "a(b)", "a?", "a/b", "\u00e9"])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "a b",
+            "a!",
+            'a"b',
+            "Invalid-\u00a7-attr",  # "§": refused by AWS (issue 12 §6 evidence)
+            "a(b)",
+            "a?",
+            "a/b",
+            "a\u00b2",  # superscript two: a numeric, not a decimal digit
+            "a\u0308",  # a combining mark, not a letter
+            "a\u2603",  # a symbol (snowman)
+            "a\u3000b",  # an ideographic space
+            "a\ud800",  # a lone surrogate
+        ],
+    )
     def test_bad_characters(self, q: Queue, name: str) -> None:
-        """Section 3.2/4: names with characters outside A-Za-z0-9_-. -> InvalidParameterValue."""
+        """Section 3.2/4: names with characters other than letters, digits, _ - . ->
+        InvalidParameterValue. AWS refused ! " § ( ? (LocalStack's AWS-validated
+        test_send_message_with_invalid_string_attributes)."""
         refused(
             q, errors.InvalidParameterValue, lambda: q.send("x", message_attributes={name: "v"})
         )
@@ -277,6 +297,38 @@ class TestMessageAttributeNames:
             q,
             errors.InvalidParameterValue,
             lambda: q.send("x", message_attributes={name: "v"}),  # type: ignore[dict-item]
+        )
+
+    @pytest.mark.parametrize("name", ["attr.1\u00f8\u00df\u00e4", "\u00e9", "\u540d\u524d", "x\u0663"])
+    def test_non_ascii_letters_and_digits(self, q: Queue, name: str) -> None:
+        """Issue 12 §6: AWS accepted the attribute name attr.1øßä, so letters and
+        decimal digits of any script are valid (Latin, CJK, Arabic-Indic digits);
+        the name and its value round-trip, and the digest counts the UTF-8 name."""
+        q.purge()
+        sent = q.send("x", message_attributes={name: "v"})
+        [m] = q.receive()
+        assert {k: v.value for k, v in m.message_attributes.items()} == {name: "v"}
+        assert m.md5_of_message_attributes == sent.md5_of_message_attributes
+        assert sent.md5_of_message_attributes == md5_of_attributes(((name, "String", "v"),))
+        q._check()
+
+    def test_non_ascii_name_length_counts_bytes(self, q: Queue) -> None:
+        """Section 3.2: names must be shorter than 256 bytes; a 2-byte letter counts twice."""
+        q.send("x", message_attributes={"\u00e9" * 128: "v"})
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.send("x", message_attributes={"\u00e9" * 128 + "a": "v"}),
+        )
+
+    @pytest.mark.parametrize("name", ["aws.\u00e9", "\u00e9.", ".\u00e9", "\u00e9..\u00e9"])
+    def test_non_ascii_reserved_and_dotted(self, q: Queue, name: str) -> None:
+        """Section 4: the prefix and dot rules apply to non-ASCII names too."""
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.send("x", message_attributes={name: "v"}),
+            RESERVED_NAME,
         )
 
     def test_valid_names(self, q: Queue) -> None:
