@@ -855,7 +855,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             return None
         assert isinstance(policy, dict)
         target = self._resolver(policy["deadLetterTargetArn"])
-        if target is None or target._deleted or target.FIFO != self.FIFO:
+        if target is None or target._deleted or target.FIFO != self.FIFO or target is self:
+            # A queue may name itself as its DLQ: real AWS accepted that
+            # RedrivePolicy (issue 12 §6). Moving a message into the queue it is
+            # in would change nothing but its place, so it is delivered normally
+            # (what AWS then does is UNCONFIRMED).
             return None
         return target if target._admits_source(self.arn) else None
 
@@ -1412,8 +1416,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         reason = None
         if target is None or target._deleted:
             reason = "Dead letter target does not exist."
-        elif target is self:
-            reason = "A queue cannot be its own dead-letter queue."
         elif target.FIFO != self.FIFO:
             reason = "Dead-letter queue must be the same type of queue as the source queue."
         elif not target._admits_source(self.arn):
