@@ -169,6 +169,17 @@ class FifoQueue(_BaseQueue):
         #: Accepted for symmetry with :class:`Queue` and ignored: FIFO queues
         #: stay exact, as AWS's do.
         self.faults = faults
+        #: Whether deduplication is per message group: the DeduplicationScope
+        #: the queue was *created* with. Real AWS kept deduplicating queue-wide
+        #: after SetQueueAttributes switched a queue to messageGroup (and to
+        #: high throughput with FifoThroughputLimit=perMessageGroupId), and kept
+        #: per-group deduplication after a switch back: issue 12 §6, and
+        #: LocalStack's AWS-validated test_fifo_change_to_high_throughput_after_creation
+        #: / test_fifo_change_to_regular_throughput_after_creation (2025-08-19).
+        #: So a later change is stored and reported by GetQueueAttributes but does
+        #: not change which sends are duplicates; that is what was observed, not a
+        #: documented rule (it may be AWS's attribute propagation taking longer).
+        self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
 
     # -- structures -------------------------------------------------------------
 
@@ -368,7 +379,7 @@ class FifoQueue(_BaseQueue):
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
             dedup_id = hashlib.sha256(rec.body.encode("utf-8")).hexdigest()
         key: object = dedup_id
-        if self._values["DeduplicationScope"] == "messageGroup":
+        if self._dedup_by_group:  # the scope at creation (see __init__)
             key = (rec.group_id, dedup_id)
         system_md5 = system_attributes_md5(rec.trace_header)
         entry = self._dedup.get(key)
