@@ -92,6 +92,7 @@ from sqsqueue.errors import (
     BatchRequestTooLong,
     EmptyBatchRequest,
     InvalidAttributeName,
+    InvalidAttributeValue,
     InvalidBatchEntryId,
     InvalidParameterValue,
     MissingParameter,
@@ -245,6 +246,16 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
             }
+            if max_receive_count is not None and (
+                isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
+            ):
+                # An int, as every integer parameter of the Python API (issue 12
+                # §5); "3" is for the RedrivePolicy JSON text, not for this keyword.
+                raise InvalidAttributeValue(
+                    f"Value {_attributes.render('RedrivePolicy', redrive)} for parameter "
+                    "RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: "
+                    f"{show(max_receive_count)}, valid values are from 1 to 1000 both inclusive."
+                )
             update.update(
                 _attributes.parse(
                     {"RedrivePolicy": redrive}, fifo=self.FIFO, creating=True, current=values

@@ -36,7 +36,6 @@ _ATTRIBUTE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 #: Punctuation allowed in a message attribute name besides letters and digits.
 _NAME_PUNCTUATION = frozenset("_.-")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\..+)?", re.DOTALL)
-_INT = re.compile(r"-?[0-9]+")
 
 
 _SHOW = reprlib.Repr()
@@ -80,13 +79,14 @@ def integer(name: str, value: object, low: int, high: int, reason: str | None = 
 
     ``reason`` defaults to AWS's wording for WaitTimeSeconds (section 2.1):
     ``Must be >= 0 and <= 20, if provided.``
+
+    Only an ``int`` is accepted: a ``str`` such as ``"5"`` is refused like any
+    other value outside the range, with the parameter's AWS reason (issue 12
+    §5). AWS takes these parameters as integers (JSON numbers; botocore refuses
+    a str before sending, section 1.2), and a protocol that carries them as text
+    (the query protocol) is the codec's business to convert, not the engine's.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and _INT.fullmatch(value):
-            value = int(value)
-        else:
-            _invalid(name, show(value), "Must be an integer.")
-    if not low <= value <= high:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         _invalid(name, show(value), reason or f"Must be >= {low} and <= {high}, if provided.")
     return value
 

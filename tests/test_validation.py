@@ -299,7 +299,9 @@ class TestMessageAttributeNames:
             lambda: q.send("x", message_attributes={name: "v"}),  # type: ignore[dict-item]
         )
 
-    @pytest.mark.parametrize("name", ["attr.1\u00f8\u00df\u00e4", "\u00e9", "\u540d\u524d", "x\u0663"])
+    @pytest.mark.parametrize(
+        "name", ["attr.1\u00f8\u00df\u00e4", "\u00e9", "\u540d\u524d", "x\u0663"]
+    )
     def test_non_ascii_letters_and_digits(self, q: Queue, name: str) -> None:
         """Issue 12 §6: AWS accepted the attribute name attr.1øßä, so letters and
         decimal digits of any script are valid (Latin, CJK, Arabic-Indic digits);
@@ -1030,3 +1032,132 @@ class TestHandleParameters:
         """Section 8: a handle that is not a string -> ReceiptHandleIsInvalid, never TypeError."""
         refused(q, errors.ReceiptHandleIsInvalid, lambda: q.delete(handle))  # type: ignore[arg-type]
         refused(q, errors.ReceiptHandleIsInvalid, lambda: q.change_visibility(handle, 5))  # type: ignore[arg-type]
+
+
+class TestIntegerParametersRefuseStrings:
+    """Issue 12 §5: where AWS takes an integer, the Python API takes an int only.
+    A str such as "5" is refused with InvalidParameterValue and the parameter's
+    AWS reason, and changes nothing (botocore refuses a str client-side,
+    section 1.2; the wire codec gets JSON numbers)."""
+
+    @pytest.mark.parametrize(
+        ("call", "text"),
+        [
+            (
+                lambda q: q.send("x", delay_seconds="5"),
+                "Value '5' for parameter DelaySeconds is invalid. Reason: DelaySeconds must "
+                "be >= 0 and <= 900.",
+            ),
+            (
+                lambda q: q.receive(max_messages="10"),
+                "Value '10' for parameter MaxNumberOfMessages is invalid. Reason: Must be "
+                "between 1 and 10, if provided.",
+            ),
+            (
+                lambda q: q.receive("1"),
+                "Value '1' for parameter MaxNumberOfMessages is invalid. Reason: Must be "
+                "between 1 and 10, if provided.",
+            ),
+            (
+                lambda q: q.receive(visibility_timeout="5"),
+                "Value '5' for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 "
+                "and <= 43200, if provided.",
+            ),
+            (
+                lambda q: q.receive(wait_time_seconds="0"),
+                "Value '0' for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 "
+                "and <= 20, if provided.",
+            ),
+        ],
+    )
+    def test_send_and_receive(self, q: Queue, call: Any, text: str) -> None:
+        """send(delay_seconds="5"), receive(max_messages="10"), visibility_timeout="5",
+        wait_time_seconds="0": all refused, nothing received or sent."""
+        refused(q, errors.InvalidParameterValue, lambda: call(q), text)
+
+    def test_receive_async(self, q: Queue) -> None:
+        """receive_async validates the same way."""
+        import asyncio
+
+        for kwargs in (
+            {"max_messages": "2"},
+            {"wait_time_seconds": "1"},
+            {"visibility_timeout": "0"},
+        ):
+            refused(
+                q,
+                errors.InvalidParameterValue,
+                lambda kwargs=kwargs: asyncio.run(q.receive_async(**kwargs)),  # type: ignore[misc]
+            )
+
+    def test_change_visibility(self, q: Queue) -> None:
+        """ChangeMessageVisibility's VisibilityTimeout: "5" is refused."""
+        [m] = q.receive()
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.change_visibility(m.receipt_handle, "5"),  # type: ignore[arg-type]
+            "Value '5' for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 and "
+            "<= 43200, if provided.",
+        )
+
+    def test_fifo_queue(self, clock: ManualClock) -> None:
+        """The FIFO queue shares the checks (DelaySeconds "0" included)."""
+        from sqsqueue import FifoQueue
+
+        f = FifoQueue("f.fifo", clock=clock, content_based_deduplication=True)
+        with pytest.raises(errors.InvalidParameterValue):
+            f.send("x", group_id="g", delay_seconds="0")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            f.receive("1")  # type: ignore[arg-type]
+        assert len(f) == 0
+
+    def test_batch_entries(self, q: Queue) -> None:
+        """Batch entries: a str DelaySeconds or VisibilityTimeout fails that entry
+        (InvalidParameterValue in Failed), the others are applied."""
+        from sqsqueue import ChangeVisibilityEntry, SendEntry
+
+        before = len(q)
+        result = q.send_batch([SendEntry("bad", "x", delay_seconds="5"), SendEntry("ok", "y")])  # type: ignore[arg-type]
+        assert [f.id for f in result.failed] == ["bad"]
+        assert result.failed[0].code == "InvalidParameterValue"
+        assert list(result.successful) == ["ok"]
+        assert len(q) == before + 1
+        m1, m2 = q.receive(2)
+        result = q.change_visibility_batch(
+            [
+                ChangeVisibilityEntry("bad", m1.receipt_handle, "5"),  # type: ignore[arg-type]
+                ChangeVisibilityEntry("ok", m2.receipt_handle, 0),
+            ]
+        )
+        assert [f.id for f in result.failed] == ["bad"]
+        assert result.failed[0].code == "InvalidParameterValue"
+        assert [m.message_id for m in q.receive(10)] == [m2.message_id]
+        q._check()
+
+    def test_broker_parameters(self, clock: ManualClock) -> None:
+        """Broker: MaxResults and MaxNumberOfMessagesPerSecond take ints only."""
+        from sqsqueue import Broker
+
+        broker = Broker(clock=clock, account_id="123456789012")
+        dlq = broker.create_queue("dlq")
+        broker.create_queue(
+            "src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}
+        )
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_queues(max_results="5")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_dead_letter_source_queues(dlq.url, max_results="5")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.start_message_move_task(dlq.arn, max_number_of_messages_per_second="5")  # type: ignore[arg-type]
+        assert broker.list_message_move_tasks(dlq.arn) == []
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_message_move_tasks(dlq.arn, max_results="1")  # type: ignore[arg-type]
+
+    def test_standalone_max_receive_count(self, clock: ManualClock) -> None:
+        """Queue(max_receive_count=...) is an int too; its range error is the
+        RedrivePolicy's InvalidAttributeValue."""
+        dlq = Queue("d", clock=clock)
+        with pytest.raises(errors.InvalidAttributeValue):
+            Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count="3")  # type: ignore[arg-type]
+        Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count=3)
