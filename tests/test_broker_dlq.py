@@ -108,7 +108,11 @@ class TestRedrivePolicyAttribute:
         names the queue itself. The policy is stored and returned; messages past
         maxReceiveCount stay deliverable in place (UNCONFIRMED, package choice:
         the move would change nothing)."""
-        q = broker.create_queue(name, fifo_queue=name.endswith(".fifo") or None)
+        q = (
+            broker.create_queue(name, fifo_queue=True)
+            if name.endswith(".fifo")
+            else broker.create_queue(name)
+        )
         q.set_attributes({"RedrivePolicy": json.dumps(redrive(q, 1))})
         got = json.loads(q.get_attributes(["RedrivePolicy"])["RedrivePolicy"])
         assert got == {"deadLetterTargetArn": q.arn, "maxReceiveCount": 1}

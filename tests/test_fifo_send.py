@@ -227,7 +227,11 @@ class TestSequenceNumber:
         assert all(n is not None and account_id not in n and len(n) == 20 for n in numbers)
         for seq in [1, 2, 999, 10**6, 10**9 + 7, 2**39, 2**40 - 1]:
             for low in range(0, 1 << 10, 37):
-                q._rng.getrandbits = lambda _bits, low=low: low  # type: ignore[method-assign]
+
+                def fixed(_bits: int, low: int = low) -> int:
+                    return low
+
+                q._rng.getrandbits = fixed  # type: ignore[method-assign]
                 rec = q._records[next(iter(q._records))]
                 saved = rec.skey
                 rec.skey = (rec.skey & ~SEQ_MASK) | seq
