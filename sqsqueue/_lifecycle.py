@@ -408,6 +408,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         # message in flight than a sorted-index slot (at most 120,000 are in
         # flight, section 4: about 12 MB).
         self._received: SortedKeyList = SortedKeyList(key=_VKEY)
+        # Received records visible again, by enqueue time (``skey``): the
+        # standard policy moves them here from ``_received`` once their deadline
+        # passed, so it can deliver them in send order (see _standard.py). FIFO
+        # queues leave it empty. Every received record is in exactly one of
+        # the lane, ``_received`` and ``_revisible``.
+        self._revisible: SortedKeyList = SortedKeyList(key=_SKEY)
         self._lane: OrderedDict[int, _Record] = OrderedDict()
         self._lane_min = _NEVER
         self._reset_policy()
@@ -531,7 +537,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _unindex_received(self, rec: _Record) -> None:
         if self._lane.pop(rec.skey & SEQ_MASK, None) is None:
-            self._received.remove(rec)
+            if self._revisible and rec in self._revisible:
+                self._revisible.remove(rec)
+            else:
+                self._received.remove(rec)
 
     def _settle(self, now: int) -> None:
         """Move lane records whose visibility timeout ended by ``now`` into the
@@ -1552,7 +1561,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             assert not lane or self._lane_min <= lane[0].vkey
             assert all(self._lane[r.skey & SEQ_MASK] is r for r in lane)
             assert not any(r in self._received for r in lane)
-            received = len(self._lane) + len(self._received)
+            self._revisible._check()
+            now = self._now_us()
+            assert all(r.vkey >> SEQ_BITS <= now for r in self._revisible), "visible only"
+            assert not any(
+                r in self._received or r.skey & SEQ_MASK in self._lane for r in self._revisible
+            )
+            received = len(self._lane) + len(self._received) + len(self._revisible)
             assert self._fresh_count() + received == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq
@@ -1563,7 +1578,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     assert self._is_fresh_indexed(rec)
                 else:
                     assert rec.token is not None and rec.receipt_no == rec.receive_count
-                    assert rec in self._received or self._lane.get(seq) is rec
+                    assert (
+                        rec in self._received
+                        or self._lane.get(seq) is rec
+                        or rec in self._revisible
+                    )
             now = self._now_us()
             visible, in_flight, delayed = self._counts(now)
             assert visible >= 0 and in_flight >= 0 and delayed >= 0
