@@ -93,6 +93,7 @@ from sqsqueue.errors import (
     BatchRequestTooLong,
     EmptyBatchRequest,
     InvalidAttributeName,
+    InvalidAttributeValue,
     InvalidBatchEntryId,
     InvalidParameterValue,
     MissingParameter,
@@ -247,6 +248,16 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
             }
+            if max_receive_count is not None and (
+                isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
+            ):
+                # An int, as every integer parameter of the Python API (issue 12
+                # §5); "3" is for the RedrivePolicy JSON text, not for this keyword.
+                raise InvalidAttributeValue(
+                    f"Value {_attributes.render('RedrivePolicy', redrive)} for parameter "
+                    "RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: "
+                    f"{show(max_receive_count)}, valid values are from 1 to 1000 both inclusive."
+                )
             update.update(
                 _attributes.parse(
                     {"RedrivePolicy": redrive}, fifo=self.FIFO, creating=True, current=values
@@ -428,6 +439,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         # message in flight than a sorted-index slot (at most 120,000 are in
         # flight, section 4: about 12 MB).
         self._received: SortedKeyList = SortedKeyList(key=_VKEY)
+        # Received records visible again, by enqueue time (``skey``): the
+        # standard policy moves them here from ``_received`` once their deadline
+        # passed, so it can deliver them in send order (see _standard.py). FIFO
+        # queues leave it empty. Every received record is in exactly one of
+        # the lane, ``_received`` and ``_revisible``.
+        self._revisible: SortedKeyList = SortedKeyList(key=_SKEY)
         self._lane: OrderedDict[int, _Record] = OrderedDict()
         self._lane_min = _NEVER
         self._reset_policy()
@@ -551,7 +568,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _unindex_received(self, rec: _Record) -> None:
         if self._lane.pop(rec.skey & SEQ_MASK, None) is None:
-            self._received.remove(rec)
+            if self._revisible and rec in self._revisible:
+                self._revisible.remove(rec)
+            else:
+                self._received.remove(rec)
 
     def _settle(self, now: int) -> None:
         """Move lane records whose visibility timeout ended by ``now`` into the
@@ -886,7 +906,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             return None
         assert isinstance(policy, dict)
         target = self._resolver(policy["deadLetterTargetArn"])
-        if target is None or target._deleted or target.FIFO != self.FIFO:
+        if target is None or target._deleted or target.FIFO != self.FIFO or target is self:
+            # A queue may name itself as its DLQ: real AWS accepted that
+            # RedrivePolicy (issue 12 §6). Moving a message into the queue it is
+            # in would change nothing but its place, so it is delivered normally
+            # (what AWS then does is UNCONFIRMED).
             return None
         return target if target._admits_source(self.arn) else None
 
@@ -1465,8 +1489,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         reason = None
         if target is None or target._deleted:
             reason = "Dead letter target does not exist."
-        elif target is self:
-            reason = "A queue cannot be its own dead-letter queue."
         elif target.FIFO != self.FIFO:
             reason = "Dead-letter queue must be the same type of queue as the source queue."
         elif not target._admits_source(self.arn):
@@ -1592,7 +1614,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             assert not lane or self._lane_min <= lane[0].vkey
             assert all(self._lane[r.skey & SEQ_MASK] is r for r in lane)
             assert not any(r in self._received for r in lane)
-            received = len(self._lane) + len(self._received)
+            self._revisible._check()
+            now = self._now_us()
+            assert all(r.vkey >> SEQ_BITS <= now for r in self._revisible), "visible only"
+            assert not any(
+                r in self._received or r.skey & SEQ_MASK in self._lane for r in self._revisible
+            )
+            received = len(self._lane) + len(self._received) + len(self._revisible)
             assert self._fresh_count() + received == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq
@@ -1603,7 +1631,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     assert self._is_fresh_indexed(rec)
                 else:
                     assert rec.token is not None and rec.receipt_no == rec.receive_count
-                    assert rec in self._received or self._lane.get(seq) is rec
+                    assert (
+                        rec in self._received
+                        or self._lane.get(seq) is rec
+                        or rec in self._revisible
+                    )
             now = self._now_us()
             visible, in_flight, delayed = self._counts(now)
             assert visible >= 0 and in_flight >= 0 and delayed >= 0
@@ -1656,14 +1688,19 @@ def _filter_attributes(
     stored: tuple[StoredAttribute, ...], names: Sequence[str]
 ) -> tuple[StoredAttribute, ...]:
     """The attributes a MessageAttributeNames list selects (section 2.1):
-    names, ``All``, ``.*``, ``*`` or a prefix ``foo.*``; others are ignored."""
+    names, ``All``, ``.*``, ``*`` or a prefix ``X.*``; others are ignored.
+
+    ``X.*`` selects every name that starts with ``X`` (the ``.*`` is a
+    wildcard, not part of the prefix): recorded against real AWS, ``Hel.*``
+    returned both ``Hello`` and ``Help.Me`` (issue 12, section 6).
+    """
     if "All" in names or ".*" in names or "*" in names:
         return stored
     exact = set()
     prefixes = []
     for n in names:
         if n.endswith(".*"):
-            prefixes.append(n[:-1])
+            prefixes.append(n[:-2])
         else:
             exact.add(n)
     return tuple(a for a in stored if a[0] in exact or any(a[0].startswith(p) for p in prefixes))
