@@ -244,6 +244,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     f"Value {show(dead_letter_queue)} for parameter dead_letter_queue is "
                     "invalid. Reason: must be a Queue or FifoQueue."
                 )
+            if dead_letter_queue._clock is not self._clock:
+                # A dead letter keeps its deadlines (retention from its first
+                # send): measured on another clock they would be meaningless, and
+                # a DLQ whose clock runs ahead would expire it at once.
+                raise InvalidParameterValue(
+                    f"Value {dead_letter_queue!r} for parameter dead_letter_queue is invalid. "
+                    "Reason: it must run on the same clock as this queue (pass clock=)."
+                )
             redrive = {
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
