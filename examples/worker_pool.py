@@ -11,7 +11,7 @@ timeout ends, and then the queue delivers it again (``ApproximateReceiveCount``
 
 The clock is a :class:`sqsqueue.ManualClock`: instead of waiting 30 real
 seconds, the demo moves virtual time forward with ``clock.advance(...)``. With
-``autojump_threshold=None`` a long poll never moves time by itself: a worker
+the default (frozen) clock a long poll never moves time by itself: a worker
 waits until a message arrives or the demo advances the clock.
 
 At-least-once delivery plus delete-after-work means every job gets done; here

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue
+
+# Hypothesis profiles. "ci" (what .ci/run selects) is derandomized: each test's
+# examples derive from its name, so a failure in CI reproduces on any machine
+# with the same command, and no example database is needed. "dev" (the default
+# elsewhere) explores new random examples on every run. Both print the
+# @reproduce_failure blob of a failing example. The amount of exploration is
+# the same in both; SQSQUEUE_LONG=1 raises it for the state machines.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("SQSQUEUE_HYPOTHESIS_PROFILE", "dev"))
 
 START = 1_700_000_000.0
 

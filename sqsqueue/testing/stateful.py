@@ -6,23 +6,30 @@ will interleave sends, receives, consumer crashes, failed handling and clock
 jumps past visibility timeouts, checking after every step that no message was
 lost and that the queue's own invariants hold. Add your own ``@invariant``
 methods to state what your consumer promises (for instance, that each message's
-effect was applied exactly once even when faults deliver it twice)::
+effect was applied exactly once even when faults deliver it twice). This
+example runs as part of sqsqueue's test suite:
 
-    from sqsqueue.testing.stateful import ConsumerMachine
-    from sqsqueue import Faults
+>>> from hypothesis import settings
+>>> from hypothesis.stateful import invariant, run_state_machine_as_test
+>>> from sqsqueue import Faults
+>>> from sqsqueue.testing.stateful import ConsumerMachine
+>>> class IdempotentConsumer(ConsumerMachine):
+...     faults = Faults(seed=1, duplicate_rate=0.2)
+...     def __init__(self):
+...         super().__init__()
+...         self.applied = {}
+...     def handle(self, message):
+...         self.applied[message.message_id] = message.body   # idempotent
+...     @invariant()
+...     def applied_only_what_was_sent(self):
+...         assert set(self.applied) <= set(self.sent)
+>>> run_state_machine_as_test(
+...     IdempotentConsumer,
+...     settings=settings(max_examples=5, stateful_step_count=20, database=None),
+... )
 
-    class IdempotentConsumer(ConsumerMachine):
-        faults = Faults(seed=1, duplicate_rate=0.2)
-        def __init__(self):
-            super().__init__()
-            self.applied = {}
-        def handle(self, message):
-            self.applied[message.message_id] = message.body   # idempotent
-        @invariant()
-        def applied_once(self):
-            assert set(self.applied) <= set(self.sent)
-
-    TestIdempotentConsumer = IdempotentConsumer.TestCase
+In your test module, ``TestIdempotentConsumer = IdempotentConsumer.TestCase``
+lets pytest collect it with hypothesis's default settings.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ def message_attribute_names() -> st.SearchStrategy[str]:
 
 
 def message_attribute_values() -> st.SearchStrategy[MessageAttributeValue]:
-    """String, Number and Binary values, sometimes with a custom type suffix."""
+    """String, Number and Binary values, sometimes with a custom type suffix;
+    every value is one SQS accepts (Numbers within 38 significant digits)."""
     suffix = st.one_of(st.just(""), segment_suffix())
     strings = st.builds(
         lambda s, v: MessageAttributeValue("String" + s, string_value=v),
@@ -88,8 +89,16 @@ def message_attribute_values() -> st.SearchStrategy[MessageAttributeValue]:
         lambda s, v: MessageAttributeValue("Number" + s, string_value=v),
         suffix,
         st.one_of(
-            st.integers(min_value=-(10**37), max_value=10**37).map(str),
-            st.decimals(allow_nan=False, allow_infinity=False, places=6).map(str),
+            # SQS keeps 38 significant digits (docs/aws-behaviour.md §4): the
+            # integers have at most 38, the decimals at most 21 + 6.
+            st.integers(min_value=-(10**38 - 1), max_value=10**38 - 1).map(str),
+            st.decimals(
+                min_value=-(10**20),
+                max_value=10**20,
+                allow_nan=False,
+                allow_infinity=False,
+                places=6,
+            ).map(str),
         ),
     )
     binaries = st.builds(

@@ -57,7 +57,7 @@ def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture
 def clock() -> ManualClock:
-    """A virtual clock at epoch 1,700,000,000 (autojump: long polls never block)."""
+    """A frozen virtual clock at epoch 1,700,000,000: only the test moves it."""
     return ManualClock(start=START)
 
 
