@@ -28,6 +28,6 @@ def test_readme_examples_run() -> None:
     namespace: dict[str, Any] = {"__name__": "readme"}
     before = threading.active_count()
     for code in found:
-        exec(compile(code, str(README), "exec"), namespace)  # noqa: S102 - our own README
+        exec(compile(code, str(README), "exec"), namespace)
     assert threading.active_count() == before
     assert namespace["done"] == ["resize image 17"]
