@@ -43,8 +43,10 @@ def test_mock_sqs_wins_inside_mock_aws() -> None:
 
 def test_a_long_poll_waits_once() -> None:
     """An empty 1-second long poll through both mocks lasts one wait (sqsqueue's,
-    on its own frozen clock: at once when alone), not sqsqueue's plus moto's."""
-    broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id=ACCOUNT)
+    on its frozen clock: at most 0.1 s of wall time here), not sqsqueue's plus
+    moto's full second."""
+    clock = ManualClock(start=1_700_000_000.0, max_wall_wait=0.1)
+    broker = Broker(clock=clock, account_id=ACCOUNT)
     with moto.mock_aws(), mock_sqs(broker):
         sqs = boto3.client("sqs", region_name="us-east-1")
         url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
