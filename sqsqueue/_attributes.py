@@ -359,7 +359,11 @@ def apply_sse(values: dict[str, object], update: Mapping[str, object]) -> None:
         values["KmsMasterKeyId"] = None
         values["KmsDataKeyReusePeriodSeconds"] = None
     elif "KmsMasterKeyId" in update and not update["KmsMasterKeyId"]:
+        # KmsMasterKeyId "" switches KMS off, and with it the data key reuse
+        # period, even one set in the same call: recorded against real AWS
+        # (issue 12 §6), GetQueueAttributes then lists neither.
         values["KmsMasterKeyId"] = None
+        values["KmsDataKeyReusePeriodSeconds"] = None
 
 
 def render(name: str, value: object) -> str:

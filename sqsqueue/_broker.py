@@ -21,7 +21,7 @@ import random as _random
 import re
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
 
 import attrs
 from sortedcontainers import SortedDict
@@ -41,6 +41,7 @@ from sqsqueue.errors import (
     QueueDoesNotExist,
     QueueNameExists,
     ResourceNotFoundException,
+    ServiceUnavailable,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
 US = L.US
+#: The type of a broker's clock, so ``broker.clock.advance(5)`` type-checks
+#: for a ``Broker(clock=ManualClock())``.
+C = TypeVar("C", bound=Clock)
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
 _ACCOUNT = re.compile(r"[0-9]{12}")
 MOVE_TASK_RATE_MAX = 500
@@ -111,8 +115,12 @@ class MoveTask:
         return out
 
 
-class Broker:
+class Broker(Generic[C]):
     """Queues of one AWS account in one region.
+
+    Generic over its clock: ``Broker(clock=ManualClock())`` is a
+    ``Broker[ManualClock]``, ``Broker()`` a ``Broker[SystemClock]`` (annotate
+    with ``Broker[Any]`` where any clock will do).
 
     >>> from sqsqueue import ManualClock
     >>> broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id="123456789012")
@@ -123,10 +131,34 @@ class Broker:
     True
     """
 
+    @overload
+    def __init__(
+        self: Broker[SystemClock],
+        *,
+        clock: None = None,
+        region: str = ...,
+        account_id: str = ...,
+        random: _random.Random | None = ...,
+        faults: Faults | None = ...,
+        keep_history: bool = ...,
+    ) -> None: ...
+
+    @overload
     def __init__(
         self,
         *,
-        clock: Clock | None = None,
+        clock: C,
+        region: str = ...,
+        account_id: str = ...,
+        random: _random.Random | None = ...,
+        faults: Faults | None = ...,
+        keep_history: bool = ...,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        clock: C | None = None,
         region: str = "us-east-1",
         account_id: str = "000000000000",
         random: _random.Random | None = None,
@@ -153,7 +185,8 @@ class Broker:
             raise InvalidParameterValue(
                 f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
             )
-        self.clock: Clock = clock if clock is not None else SystemClock()
+        #: The clock every queue of this broker runs on.
+        self.clock: C = clock if clock is not None else SystemClock()  # type: ignore[assignment]
         self.region = region
         self.account_id = account_id
         self._random = random
@@ -164,6 +197,7 @@ class Broker:
         self._tasks: dict[str, list[MoveTask]] = {}  # source arn -> tasks, oldest first
         self._running: list[MoveTask] = []
         self._driving = False
+        self._closed = False
         #: Faults given to every standard queue this broker creates.
         self.faults = faults
         #: Whether queues this broker creates record message histories.
@@ -174,6 +208,35 @@ class Broker:
 
     def _now_us(self) -> int:
         return round(self.clock.now() * US)
+
+    # -- shutdown -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the broker and every queue in it: blocked long polls return
+        ``[]`` at once, and later calls (on the broker or any of its queues)
+        raise :class:`~sqsqueue.errors.ServiceUnavailable` instead of blocking.
+        Idempotent; safe from any thread. O(q + w) for q queues and w polls.
+        """
+        with self._lock:
+            self._closed = True
+            queues = list(self._queues.values())
+        for queue in queues:
+            queue.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ServiceUnavailable("The broker is closed.")
 
     # -- naming -------------------------------------------------------------------
 
@@ -206,6 +269,7 @@ class Broker:
 
     def get_queue(self, ref: str) -> Queue | FifoQueue:
         """The queue named by a URL, an ARN or a name. O(log q)."""
+        self._check_open()
         name = self._name_from(ref)
         with self._lock:
             queue = self._queues.get(name)
@@ -270,6 +334,7 @@ class Broker:
         clean_tags = validate_tags(tags) if tags is not None else {}
         _validate.queue_name(name, fifo=fifo)
         with self._lock:
+            self._check_open()
             now = self._now_us()
             self._drive(now)
             existing = self._queues.get(name)
@@ -353,6 +418,7 @@ class Broker:
                 "Reason: must be a string."
             )
         with self._lock:
+            self._check_open()
             self._drive(self._now_us())
             if next_token is not None:
                 after = _decode_token(next_token)
@@ -436,6 +502,7 @@ class Broker:
         the moving itself happens lazily, O(k log n) for k messages moved.
         """
         with self._lock:
+            self._check_open()
             now = self._now_us()
             self._drive(now)
             source = self._by_arn(source_arn)
@@ -497,6 +564,7 @@ class Broker:
     ) -> list[dict[str, object]]:
         """ListMessageMoveTasks: the most recent tasks first, 1..10 (default 1)."""
         with self._lock:
+            self._check_open()
             self._drive(self._now_us())
             if self._by_arn(source_arn) is None:
                 raise ResourceNotFoundException(
@@ -524,6 +592,7 @@ class Broker:
             # (UnicodeDecodeError is a ValueError; RecursionError: nested JSON.)
             raise InvalidParameterValue("Value for parameter TaskHandle is invalid.") from None
         with self._lock:
+            self._check_open()
             self._drive(self._now_us())
             if self._by_arn(source_arn) is None:
                 raise ResourceNotFoundException(

@@ -8,7 +8,8 @@ engine, this module only translates names and shapes (section 2).
 
 Response shapes follow AWS: optional empty collections are omitted
 (``Messages``, ``Tags``, ``Attributes``, ``QueueUrls``), required members are
-always present (batch ``Successful``/``Failed``, ``queueUrls``).
+always present (batch ``Successful``, ``queueUrls``), except that a batch
+response has ``Failed`` only when an entry failed, as AWS answers.
 """
 
 from __future__ import annotations
@@ -145,7 +146,14 @@ def _batch(result: BatchResult, send: bool = False) -> dict[str, Any]:
         if send and isinstance(value, SendResult):
             item.update(_send_result(value))
         successful.append(item)
-    return {"Successful": successful, "Failed": [f.to_aws() for f in result.failed]}
+    out: dict[str, Any] = {"Successful": successful}
+    # AWS leaves Failed out when no entry failed, although the model marks it
+    # required (recorded against real AWS for SendMessageBatch, issue 12 §6;
+    # Delete/ChangeMessageVisibilityBatch share the response shape and the
+    # protocol's rule that empty collections are omitted, section 1.3).
+    if result.failed:
+        out["Failed"] = [f.to_aws() for f in result.failed]
+    return out
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -170,7 +178,7 @@ class Client:
     """
 
     def __init__(
-        self, broker: Broker, *, principal: str | None = None, endpoint_url: str | None = None
+        self, broker: Broker[Any], *, principal: str | None = None, endpoint_url: str | None = None
     ) -> None:
         self.broker = broker
         self.principal = principal

@@ -7,11 +7,12 @@ time-machine keep working; :class:`ManualClock` is a virtual clock that only
 moves when told to, so a 12-hour visibility timeout is tested in microseconds.
 
 A long poll is a non-blocking receive attempt plus a *wait* on a
-:class:`Waiter`. A waiter is woken by its queue (a send, a visibility change) or
-by the clock (time moved). How the wait passes is the clock's business:
-``SystemClock`` waits on the wall clock; ``ManualClock`` never sleeps on the wall
-clock but waits for another thread to act and, by default, jumps virtual time
-straight to the waiter's next deadline (trio's ``MockClock`` autojump).
+:class:`Waiter`. A waiter is woken by its queue (a send, a visibility change, a
+close) or by the clock (time moved). How the wait passes is the clock's
+business: ``SystemClock`` waits on the wall clock; ``ManualClock`` never moves
+time by itself (unless autojump is asked for): it waits a bounded stretch of
+wall time for another thread or task to act, then gives up, and the poll
+returns what it has.
 
 ruff's ``banned-api`` rule forbids ``time.time`` and friends everywhere else in
 the package.
@@ -106,18 +107,33 @@ class Clock(abc.ABC):
         """The current time in epoch seconds."""
 
     def wait(self, waiter: Waiter, deadline: float) -> bool:
-        """Block until ``waiter`` is woken (True) or ``deadline`` passes (False)."""
-        timeout = deadline - self.now()
-        if timeout <= 0:
-            return waiter.woken
-        return waiter.wait(timeout)
+        """Block until ``waiter`` is woken (True) or the wait ends (False).
+
+        The wait ends when ``deadline`` passes, or early when the clock gives
+        up: this base implementation waits on the wall clock and gives up when
+        a full wall-clock wait left :meth:`now` where it was (time frozen by
+        freezegun, say). A long poll whose wait ended before its deadline
+        returns what is receivable.
+        """
+        while True:
+            before = self.now()
+            if deadline <= before:
+                return waiter.woken
+            if waiter.wait(deadline - before):
+                return True
+            if self.now() <= before:
+                return False
 
     async def wait_async(self, waiter: Waiter, deadline: float) -> bool:
         """Like :meth:`wait`, for an asyncio task; never blocks the event loop."""
-        timeout = deadline - self.now()
-        if timeout <= 0:
-            return waiter.woken
-        return await waiter.wait_async(timeout)
+        while True:
+            before = self.now()
+            if deadline <= before:
+                return waiter.woken
+            if await waiter.wait_async(deadline - before):
+                return True
+            if self.now() <= before:
+                return False
 
 
 class SystemClock(Clock):
@@ -161,6 +177,22 @@ def _check_seconds(name: str, value: object) -> float:
     return seconds
 
 
+#: How long, in wall seconds, a long poll under a frozen ManualClock waits for
+#: another thread or task to act before it gives up (the default of
+#: ``ManualClock(max_wall_wait=...)``).
+MAX_WALL_WAIT = 1.0
+
+
+def _alone_in_thread() -> bool:
+    """True when no other Python thread exists that could act on a queue."""
+    return threading.active_count() <= 1
+
+
+def _alone_in_loop() -> bool:
+    """True when neither another thread nor another asyncio task could act."""
+    return _alone_in_thread() and len(asyncio.all_tasks()) <= 1
+
+
 class ManualClock(Clock):
     """A virtual clock that moves only when told to.
 
@@ -170,31 +202,50 @@ class ManualClock(Clock):
     >>> clock.now()
     1700000030.0
 
-    ``autojump_threshold`` says what a long poll does when nothing is receivable:
+    **Frozen time (the default, ``autojump_threshold=None``).** Only
+    :meth:`advance` and :meth:`advance_to` move time, so nothing is redelivered,
+    expires or becomes due that your test did not let time reach; threads and
+    asyncio tasks keep their real-time relations (a consumer busy for a second
+    of wall time is still within its 30-second visibility timeout). A long poll
+    that finds nothing receivable waits in *wall* time for another thread or
+    task to send, change visibility, advance the clock or close the queue; it
+    is answered as soon as one does. It gives up, and returns what is receivable
+    (usually ``[]``, time unchanged), after ``max_wall_wait`` wall seconds of
+    nobody acting, or at once when no other thread or task exists that could
+    act (a single-threaded test never waits).
 
-    * ``0`` (default): jump virtual time at once to the poll's next deadline (the
-      moment a delayed or in-flight message becomes receivable, or the end of
-      the wait). A single-threaded test never blocks and never sleeps.
-    * a positive number: first wait that many *wall* seconds for another thread
-      to send, change visibility or advance the clock, then jump.
-    * ``None``: never jump; another thread or task must send or call
-      :meth:`advance`. Use this when producer and consumer threads share a clock
-      and the test drives time itself.
+    >>> from sqsqueue import Queue
+    >>> q = Queue("jobs", clock=clock)
+    >>> q.receive(wait_time_seconds=20)       # alone: returns at once, time frozen
+    []
+    >>> clock.now()
+    1700000030.0
+
+    **Autojump (opt-in, single-threaded code only).** With
+    ``autojump_threshold=0`` a long poll that finds nothing jumps virtual time
+    straight to its next deadline (a delayed or in-flight message becoming
+    receivable, or the end of the wait); with a positive threshold it first
+    waits that many wall seconds for another thread. This is trio's
+    ``MockClock`` autojump without trio's knowledge of every task: a jump can
+    pass a deadline another thread was still going to act before (a visibility
+    timeout it was about to delete within), so use it only where the polling
+    thread is the only actor.
 
     The clock refuses to go backwards. It is thread-safe.
     """
 
-    def __init__(self, start: float = 0.0, *, autojump_threshold: float | None = 0.0) -> None:
+    def __init__(
+        self,
+        start: float = 0.0,
+        *,
+        autojump_threshold: float | None = None,
+        max_wall_wait: float = MAX_WALL_WAIT,
+    ) -> None:
         self._now = _check_seconds("start", start)
         if autojump_threshold is not None:
-            autojump_threshold = _check_seconds("autojump_threshold", autojump_threshold)
-            if not 0 <= autojump_threshold <= threading.TIMEOUT_MAX:
-                # Waiting longer than TIMEOUT_MAX raises OverflowError in threading.
-                raise InvalidParameterValue(
-                    f"Value {autojump_threshold} for parameter autojump_threshold is "
-                    f"invalid. Reason: must be >= 0 and <= {threading.TIMEOUT_MAX:g}."
-                )
+            autojump_threshold = _wall_seconds("autojump_threshold", autojump_threshold)
         self.autojump_threshold = autojump_threshold
+        self.max_wall_wait = _wall_seconds("max_wall_wait", max_wall_wait)
         self._lock = threading.Lock()
         self._waiters: set[Waiter] = set()
 
@@ -241,30 +292,56 @@ class ManualClock(Clock):
             waiter.wake()
         return now
 
-    def wait(self, waiter: Waiter, deadline: float) -> bool:
+    def _register(self, waiter: Waiter, deadline: float) -> bool:
+        """Add ``waiter`` to those a move wakes; False if ``deadline`` passed."""
         with self._lock:
             if deadline <= self._now:
-                return waiter.woken
+                return False
             self._waiters.add(waiter)
-        try:
-            woken = waiter.wait(self.autojump_threshold)
-        finally:
-            with self._lock:
-                self._waiters.discard(waiter)
-        if not woken:
+            return True
+
+    def _unregister(self, waiter: Waiter, deadline: float, woken: bool) -> bool:
+        """Remove ``waiter``; an autojump clock moves to ``deadline`` if nobody
+        woke it. Returns ``woken``."""
+        with self._lock:
+            self._waiters.discard(waiter)
+        if not woken and self.autojump_threshold is not None:
             self._move(deadline)
         return woken
 
-    async def wait_async(self, waiter: Waiter, deadline: float) -> bool:
-        with self._lock:
-            if deadline <= self._now:
-                return waiter.woken
-            self._waiters.add(waiter)
+    def _patience(self, alone: bool) -> float:
+        """Wall seconds to wait for another actor before jumping or giving up."""
+        if self.autojump_threshold is not None:
+            return self.autojump_threshold
+        return 0.0 if alone else self.max_wall_wait
+
+    def wait(self, waiter: Waiter, deadline: float) -> bool:
+        if not self._register(waiter, deadline):
+            return waiter.woken
         try:
-            woken = await waiter.wait_async(self.autojump_threshold)
-        finally:
-            with self._lock:
-                self._waiters.discard(waiter)
-        if not woken:
-            self._move(deadline)
-        return woken
+            woken = waiter.wait(self._patience(_alone_in_thread()))
+        except BaseException:
+            self._unregister(waiter, deadline, woken=True)
+            raise
+        return self._unregister(waiter, deadline, woken)
+
+    async def wait_async(self, waiter: Waiter, deadline: float) -> bool:
+        if not self._register(waiter, deadline):
+            return waiter.woken
+        try:
+            woken = await waiter.wait_async(self._patience(_alone_in_loop()))
+        except BaseException:  # cancelled: leave, and move no time
+            self._unregister(waiter, deadline, woken=True)
+            raise
+        return self._unregister(waiter, deadline, woken)
+
+
+def _wall_seconds(name: str, value: object) -> float:
+    seconds = _check_seconds(name, value)
+    if not 0 <= seconds <= threading.TIMEOUT_MAX:
+        # Waiting longer than TIMEOUT_MAX raises OverflowError in threading.
+        raise InvalidParameterValue(
+            f"Value {seconds} for parameter {name} is invalid. "
+            f"Reason: must be >= 0 and <= {threading.TIMEOUT_MAX:g}."
+        )
+    return seconds

@@ -60,10 +60,27 @@ _MISSING_DEDUP = (
     "The queue should either have ContentBasedDeduplication enabled or "
     "MessageDeduplicationId provided explicitly"
 )
-#: Sequence numbers are 20-digit decimals like AWS's (section 4): a large base,
-#: the per-queue counter in the high bits and 16 random low bits, so they are
-#: strictly increasing and not consecutive.
-_SEQUENCE_BASE = 18_000_000_000_000_000_000
+#: Sequence numbers are 20-digit decimals like AWS's (section 4). Their 17
+#: data digits are ``1`` then the per-queue counter and 10 random low bits, so
+#: they are strictly increasing and not consecutive; a marker digit is put
+#: after every 5 data digits (positions 5, 11 and 17), see _marker_digit.
+_SEQUENCE_DATA_BASE = 10**16
+_RANDOM_BITS = 10
+
+
+def _marker_digit(account_id: str) -> str:
+    """The digit that keeps the account id out of this queue's sequence numbers.
+
+    Snapshot tools mask the 12-digit account id wherever it appears, and a
+    sequence number that contains it by chance gets corrupted (a run of twelve
+    zeros appeared inside one, issue 12 §6). The marker sits at every 6th
+    position, so any 12 consecutive digits of a sequence number hold it at
+    two offsets i and i + 6 (i in 0..5); the marker is chosen so that no such
+    pair of the account id's digits equals it. At most 6 digits are excluded,
+    so one of 1..9 always remains.
+    """
+    excluded = {account_id[i] for i in range(6) if account_id[i] == account_id[i + 6]}
+    return next(d for d in "123456789" if d not in excluded)
 
 
 class _Group:
@@ -169,6 +186,18 @@ class FifoQueue(_BaseQueue):
         #: Accepted for symmetry with :class:`Queue` and ignored: FIFO queues
         #: stay exact, as AWS's do.
         self.faults = faults
+        #: Whether deduplication is per message group: the DeduplicationScope
+        #: the queue was *created* with. Real AWS kept deduplicating queue-wide
+        #: after SetQueueAttributes switched a queue to messageGroup (and to
+        #: high throughput with FifoThroughputLimit=perMessageGroupId), and kept
+        #: per-group deduplication after a switch back: issue 12 §6, and
+        #: LocalStack's AWS-validated test_fifo_change_to_high_throughput_after_creation
+        #: / test_fifo_change_to_regular_throughput_after_creation (2025-08-19).
+        #: So a later change is stored and reported by GetQueueAttributes but does
+        #: not change which sends are duplicates; that is what was observed, not a
+        #: documented rule (it may be AWS's attribute propagation taking longer).
+        self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
+        self._marker = _marker_digit(self._account_id)
 
     # -- structures -------------------------------------------------------------
 
@@ -368,7 +397,7 @@ class FifoQueue(_BaseQueue):
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
             dedup_id = hashlib.sha256(rec.body.encode("utf-8")).hexdigest()
         key: object = dedup_id
-        if self._values["DeduplicationScope"] == "messageGroup":
+        if self._dedup_by_group:  # the scope at creation (see __init__)
             key = (rec.group_id, dedup_id)
         system_md5 = system_attributes_md5(rec.trace_header)
         entry = self._dedup.get(key)
@@ -404,7 +433,15 @@ class FifoQueue(_BaseQueue):
         rec.sequence_number = self._next_sequence_number(rec)
 
     def _next_sequence_number(self, rec: _Record) -> int:
-        return _SEQUENCE_BASE + ((rec.skey & SEQ_MASK) << 16) + self._rng.getrandbits(16)
+        # 17 data digits: the counter (< 2**40) shifted past the random bits
+        # stays below 10**16. Same length and markers in the same places, so
+        # the numbers order as their data do.
+        data = str(
+            _SEQUENCE_DATA_BASE
+            + (((rec.skey & SEQ_MASK) << _RANDOM_BITS) | self._rng.getrandbits(_RANDOM_BITS))
+        )
+        m = self._marker
+        return int(f"{data[:5]}{m}{data[5:10]}{m}{data[10:15]}{m}{data[15:]}")
 
     def _advance(self, now: int) -> None:
         """Retention, then the deduplication window and receive attempts that ended."""

@@ -48,6 +48,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import binascii
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -57,10 +58,10 @@ import re
 import struct
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, Self
 
 from sortedcontainers import SortedKeyList
 
@@ -92,6 +93,7 @@ from sqsqueue.errors import (
     BatchRequestTooLong,
     EmptyBatchRequest,
     InvalidAttributeName,
+    InvalidAttributeValue,
     InvalidBatchEntryId,
     InvalidParameterValue,
     MissingParameter,
@@ -99,6 +101,7 @@ from sqsqueue.errors import (
     PurgeQueueInProgress,
     QueueDoesNotExist,
     ReceiptHandleIsInvalid,
+    ServiceUnavailable,
     SQSError,
     TooManyEntriesInBatchRequest,
 )
@@ -241,10 +244,28 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     f"Value {show(dead_letter_queue)} for parameter dead_letter_queue is "
                     "invalid. Reason: must be a Queue or FifoQueue."
                 )
+            if dead_letter_queue._clock is not self._clock:
+                # A dead letter keeps its deadlines (retention from its first
+                # send): measured on another clock they would be meaningless, and
+                # a DLQ whose clock runs ahead would expire it at once.
+                raise InvalidParameterValue(
+                    f"Value {dead_letter_queue!r} for parameter dead_letter_queue is invalid. "
+                    "Reason: it must run on the same clock as this queue (pass clock=)."
+                )
             redrive = {
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
             }
+            if max_receive_count is not None and (
+                isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
+            ):
+                # An int, as every integer parameter of the Python API (issue 12
+                # §5); "3" is for the RedrivePolicy JSON text, not for this keyword.
+                raise InvalidAttributeValue(
+                    f"Value {_attributes.render('RedrivePolicy', redrive)} for parameter "
+                    "RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: "
+                    f"{show(max_receive_count)}, valid values are from 1 to 1000 both inclusive."
+                )
             update.update(
                 _attributes.parse(
                     {"RedrivePolicy": redrive}, fifo=self.FIFO, creating=True, current=values
@@ -282,6 +303,7 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         #: Dead-letter target and threshold, resolved by the owner (Broker).
         self._max_receive_count = 0
         self._deleted = False
+        self._closed = False
         self._reset_messages()
         self._apply_config()
         self._validate_update(update)
@@ -321,6 +343,32 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             self._advance(self._now_us())
             return len(self._records)
 
+    # -- shutdown -------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the queue: every blocked long poll returns ``[]`` at once, and
+        every later call raises :class:`~sqsqueue.errors.ServiceUnavailable`
+        instead of blocking. Idempotent; safe from any thread.
+
+        Runtime complexity: O(w) for w blocked long polls.
+        """
+        with self._lock:
+            self._closed = True
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.wake()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called (directly or by the broker)."""
+        return self._closed
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     # -- configuration ------------------------------------------------------------
 
     def _apply_config(self) -> None:
@@ -344,12 +392,14 @@ class _BaseQueue(QueueAdmin, abc.ABC):
     def _check_alive(self) -> None:
         if self._deleted:
             raise QueueDoesNotExist()
+        if self._closed:
+            raise ServiceUnavailable(f"The queue {self._name} is closed.")
 
     def _begin(self) -> int:
-        """Start an operation, under the lock: the queue must exist, and every
-        deadline up to now is applied first. Returns now."""
-        if self._deleted:
-            raise QueueDoesNotExist()
+        """Start an operation, under the lock: the queue must exist and be open,
+        and every deadline up to now is applied first. Returns now."""
+        if self._deleted or self._closed:
+            self._check_alive()
         now = self._now_us()
         self._advance(now)
         return now
@@ -397,6 +447,12 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         # message in flight than a sorted-index slot (at most 120,000 are in
         # flight, section 4: about 12 MB).
         self._received: SortedKeyList = SortedKeyList(key=_VKEY)
+        # Received records visible again, by enqueue time (``skey``): the
+        # standard policy moves them here from ``_received`` once their deadline
+        # passed, so it can deliver them in send order (see _standard.py). FIFO
+        # queues leave it empty. Every received record is in exactly one of
+        # the lane, ``_received`` and ``_revisible``.
+        self._revisible: SortedKeyList = SortedKeyList(key=_SKEY)
         self._lane: OrderedDict[int, _Record] = OrderedDict()
         self._lane_min = _NEVER
         self._reset_policy()
@@ -520,7 +576,10 @@ class _BaseQueue(QueueAdmin, abc.ABC):
 
     def _unindex_received(self, rec: _Record) -> None:
         if self._lane.pop(rec.skey & SEQ_MASK, None) is None:
-            self._received.remove(rec)
+            if self._revisible and rec in self._revisible:
+                self._revisible.remove(rec)
+            else:
+                self._received.remove(rec)
 
     def _settle(self, now: int) -> None:
         """Move lane records whose visibility timeout ended by ``now`` into the
@@ -855,7 +914,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             return None
         assert isinstance(policy, dict)
         target = self._resolver(policy["deadLetterTargetArn"])
-        if target is None or target._deleted or target.FIFO != self.FIFO:
+        if target is None or target._deleted or target.FIFO != self.FIFO or target is self:
+            # A queue may name itself as its DLQ: real AWS accepted that
+            # RedrivePolicy (issue 12 §6). Moving a message into the queue it is
+            # in would change nothing but its place, so it is delivered normally
+            # (what AWS then does is UNCONFIRMED).
             return None
         return target if target._admits_source(self.arn) else None
 
@@ -1037,31 +1100,22 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        deadline_us: int | None = None
-        while True:
+        if wait == 0:
             with self._lock:
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
-                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
-                if deadline_us is None:
-                    deadline_us = now + wait * US
-                if msgs or now >= deadline_us:
-                    return msgs
-                wake_at = self._wake_time(now, deadline_us)
-                waiter = Waiter()
-                self._waiters.add(waiter)
+                return self._receive_now(now, limit, vis, False, attempt, names, user_names)
+        with contextlib.closing(
+            self._poll(None, limit, vt, wait, names, user_names, attempt)
+        ) as poll:
             try:
-                woken = self._clock.wait(waiter, wake_at / US)
-            finally:
-                with self._lock:
-                    self._waiters.discard(waiter)
-            if not woken and wake_at >= deadline_us:
-                # The full wait passed on the clock's own terms (this also ends a
-                # SystemClock poll whose time is frozen by freezegun).
-                with self._lock:
-                    now = self._now_us()
-                    vis = self._visibility_us if vt is None else vt * US
-                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+                waiter, wake_at = next(poll)
+                while True:
+                    woken = self._clock.wait(waiter, wake_at / US)
+                    waiter, wake_at = poll.send(woken)
+            except StopIteration as done:
+                msgs: list[Message] = done.value
+                return msgs
 
     async def receive_async(
         self,
@@ -1088,30 +1142,61 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        loop = asyncio.get_running_loop()
-        deadline_us: int | None = None
+        with contextlib.closing(
+            self._poll(asyncio.get_running_loop(), limit, vt, wait, names, user_names, attempt)
+        ) as poll:
+            try:
+                waiter, wake_at = next(poll)
+                while True:
+                    woken = await self._clock.wait_async(waiter, wake_at / US)
+                    waiter, wake_at = poll.send(woken)
+            except StopIteration as done:
+                msgs: list[Message] = done.value
+                return msgs
+
+    def _poll(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        limit: int,
+        vt: int | None,
+        wait: int,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> Generator[tuple[Waiter, int], bool, list[Message]]:
+        """A receive with its long poll, written once for both drivers.
+
+        Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
+        driver to wait on, the thread's way or asyncio's, and is sent whether
+        the waiter was woken. Returns the messages: as soon as any is receivable,
+        ``[]`` at the poll's deadline, what is receivable when the clock gives
+        up waiting (a frozen ManualClock with nobody else acting), and ``[]``
+        when the queue is closed during the wait.
+        """
+        deadline: int | None = None
+        last_try = False
         while True:
             with self._lock:
+                if deadline is not None and self._closed:
+                    return []
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
                 msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
-                if deadline_us is None:
-                    deadline_us = now + wait * US
-                if msgs or now >= deadline_us:
+                if deadline is None:
+                    deadline = now + wait * US
+                if msgs or last_try or now >= deadline:
                     return msgs
-                wake_at = self._wake_time(now, deadline_us)
+                wake_at = self._wake_time(now, deadline)
                 waiter = Waiter(loop)
                 self._waiters.add(waiter)
             try:
-                woken = await self._clock.wait_async(waiter, wake_at / US)
+                woken = yield waiter, wake_at
             finally:
                 with self._lock:
                     self._waiters.discard(waiter)
-            if not woken and wake_at >= deadline_us:
-                with self._lock:
-                    now = self._now_us()
-                    vis = self._visibility_us if vt is None else vt * US
-                    return self._receive_now(now, limit, vis, True, attempt, names, user_names)
+            # Not woken, and time has not reached wake_at: the clock gave up
+            # waiting. One last attempt, then the poll returns what it found.
+            last_try = not woken and round(self._clock.now() * US) < wake_at
 
     def _wake_time(self, now: int, deadline: int) -> int:
         due = self._next_due(now)
@@ -1412,8 +1497,6 @@ class _BaseQueue(QueueAdmin, abc.ABC):
         reason = None
         if target is None or target._deleted:
             reason = "Dead letter target does not exist."
-        elif target is self:
-            reason = "A queue cannot be its own dead-letter queue."
         elif target.FIFO != self.FIFO:
             reason = "Dead-letter queue must be the same type of queue as the source queue."
         elif not target._admits_source(self.arn):
@@ -1539,7 +1622,13 @@ class _BaseQueue(QueueAdmin, abc.ABC):
             assert not lane or self._lane_min <= lane[0].vkey
             assert all(self._lane[r.skey & SEQ_MASK] is r for r in lane)
             assert not any(r in self._received for r in lane)
-            received = len(self._lane) + len(self._received)
+            self._revisible._check()
+            now = self._now_us()
+            assert all(r.vkey >> SEQ_BITS <= now for r in self._revisible), "visible only"
+            assert not any(
+                r in self._received or r.skey & SEQ_MASK in self._lane for r in self._revisible
+            )
+            received = len(self._lane) + len(self._received) + len(self._revisible)
             assert self._fresh_count() + received == len(self._records)
             for seq, rec in self._records.items():
                 assert rec.skey & SEQ_MASK == seq
@@ -1550,7 +1639,11 @@ class _BaseQueue(QueueAdmin, abc.ABC):
                     assert self._is_fresh_indexed(rec)
                 else:
                     assert rec.token is not None and rec.receipt_no == rec.receive_count
-                    assert rec in self._received or self._lane.get(seq) is rec
+                    assert (
+                        rec in self._received
+                        or self._lane.get(seq) is rec
+                        or rec in self._revisible
+                    )
             now = self._now_us()
             visible, in_flight, delayed = self._counts(now)
             assert visible >= 0 and in_flight >= 0 and delayed >= 0
@@ -1603,14 +1696,19 @@ def _filter_attributes(
     stored: tuple[StoredAttribute, ...], names: Sequence[str]
 ) -> tuple[StoredAttribute, ...]:
     """The attributes a MessageAttributeNames list selects (section 2.1):
-    names, ``All``, ``.*``, ``*`` or a prefix ``foo.*``; others are ignored."""
+    names, ``All``, ``.*``, ``*`` or a prefix ``X.*``; others are ignored.
+
+    ``X.*`` selects every name that starts with ``X`` (the ``.*`` is a
+    wildcard, not part of the prefix): recorded against real AWS, ``Hel.*``
+    returned both ``Hello`` and ``Help.Me`` (issue 12, section 6).
+    """
     if "All" in names or ".*" in names or "*" in names:
         return stored
     exact = set()
     prefixes = []
     for n in names:
         if n.endswith(".*"):
-            prefixes.append(n[:-1])
+            prefixes.append(n[:-2])
         else:
             exact.add(n)
     return tuple(a for a in stored if a[0] in exact or any(a[0].startswith(p) for p in prefixes))

@@ -1,11 +1,20 @@
 """The standard queue: best-effort order, at-least-once, fair-queue group ids.
 
-Ordering policy: a receive returns the receivable messages that became
-receivable first (oldest due first), merging the ready deque of undelayed
-fresh messages kept here with the two sorted indexes the lifecycle keeps
-(delayed-or-dead-letter fresh messages and received messages; in-flight lane
-records whose deadline passed are settled into the latter first). Taking k
-messages costs O(log n + k log n); nothing scans the queue.
+Ordering policy: AWS keeps a standard queue's send order on a best-effort
+basis, and a message whose visibility timeout ended is delivered before visible
+messages sent after it (recorded against real AWS, issue 12 §6). So a receive
+returns the receivable messages in this order: a never-received message by the
+moment it became receivable (its send time plus delay), a received message that
+is visible again by its send time, ties in send order.
+
+It merges three streams, each already in that order: the ready deque of
+undelayed fresh messages kept here, the lifecycle's sorted index of delayed (or
+dead-letter) fresh messages by due time, and its index of received messages
+visible again by send time (``_revisible``). Received messages wait in flight
+in the in-flight lane or in ``_received`` (by deadline); when their deadline
+has passed, ``_select`` first moves them into ``_revisible``, each once per
+visibility timeout, in O(log n). Taking k messages costs O(log n + k log n);
+nothing scans the queue.
 """
 
 from __future__ import annotations
@@ -31,6 +40,12 @@ from sqsqueue.errors import InvalidParameterValue
 __all__ = ["Queue"]
 
 _VKEY = attrgetter("vkey")
+
+
+def _order(rec: _Record) -> int:
+    """A receivable record's place in the standard order (see the module
+    docstring): due time for a fresh record, send time for a received one."""
+    return rec.vkey if rec.receive_count == 0 else rec.skey
 
 
 def system_attributes_md5(trace_header: str | None) -> str | None:
@@ -157,15 +172,20 @@ class Queue(_BaseQueue):
     def _select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         self._settle(now)  # records that became visible again leave the lane
         bound = (now << SEQ_BITS) | SEQ_MASK
+        received = self._received
+        revisible = self._revisible
+        if received and received[0].vkey <= bound:
+            # Visible again: from deadline order to send order, once each.
+            while received and received[0].vkey <= bound:
+                revisible.add(received.pop(0))
         streams: list[Iterable[_Record]] = []
         if self._ready:
             streams.append(self._ready)  # every fast-lane record is receivable
         fresh = self._fresh
         if fresh and fresh[0].vkey <= bound:
             streams.append(fresh.irange_key(max_key=bound))
-        received = self._received
-        if received and received[0].vkey <= bound:
-            streams.append(received.irange_key(max_key=bound))
+        if revisible:
+            streams.append(revisible)  # every one is receivable
         if not streams:
             return [], []
         faults = self._faults
@@ -176,7 +196,7 @@ class Queue(_BaseQueue):
                 return list(islice(streams[0], limit)), []
             candidates: Iterable[_Record] = streams[0]
         else:
-            candidates = heapq.merge(*streams, key=_VKEY)
+            candidates = heapq.merge(*streams, key=_order)
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for rec in candidates:

@@ -53,6 +53,7 @@ __all__ = [
     "RequestThrottled",
     "ResourceNotFoundException",
     "SQSError",
+    "ServiceUnavailable",
     "TooManyEntriesInBatchRequest",
     "UnsupportedOperation",
     "error_for_code",
@@ -351,6 +352,20 @@ class AccessDenied(SQSError, PermissionError):
     wire_type = "AccessDeniedException"
     http_status = 400  # section 3.2 (doc)
     sender_fault = True
+
+
+class ServiceUnavailable(SQSError, RuntimeError):
+    """The service cannot take the request (HTTP 503, the receiver's fault).
+
+    sqsqueue raises it for every call on a queue or broker after ``close()``.
+    """
+
+    code = "ServiceUnavailable"
+    query_code = "ServiceUnavailable"
+    wire_type = "ServiceUnavailable"
+    http_status = 503
+    sender_fault = False
+    default_message = "The request has failed due to a temporary failure of the server."
 
 
 _BY_CODE: dict[str, type[SQSError]] = {}

@@ -118,7 +118,7 @@ class Endpoint:
 
     def __init__(
         self,
-        broker: Broker,
+        broker: Broker[Any],
         *,
         credentials: Credentials | None = None,
         max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
@@ -459,7 +459,7 @@ class EndpointHandle:
 
 
 def serve(
-    broker: Broker,
+    broker: Broker[Any],
     *,
     host: str = "127.0.0.1",
     port: int = 0,

@@ -11,8 +11,18 @@ START = 1_700_000_000.0
 
 @pytest.fixture
 def clock() -> ManualClock:
-    """A virtual clock at a fixed epoch time (autojump on: long polls never block)."""
+    """A virtual clock at a fixed epoch time, frozen (the default): only the test
+    moves it, and a long poll in a single-threaded test returns at once."""
     return ManualClock(start=START)
+
+
+@pytest.fixture
+def autojump(clock: ManualClock) -> ManualClock:
+    """``clock`` with autojump on (``autojump_threshold=0``): a long poll that
+    finds nothing jumps virtual time to its next deadline. For single-threaded
+    tests of where a poll wakes."""
+    clock.autojump_threshold = 0
+    return clock
 
 
 @pytest.fixture

@@ -378,10 +378,18 @@ class ModelStandardQueue(ModelQueue):
         """
         return min(max_messages, len(self.receivable()))
 
+    def order_key(self, m: ModelMessage) -> tuple[int, int]:
+        """Where a receivable message stands in sqsqueue's standard order: a
+        never-received message by when it became receivable, a received one
+        (visible again) by when it was sent, ties in send order. AWS keeps send
+        order on a best-effort basis, so a message whose visibility timeout
+        ended comes before visible messages sent after it (issue 12 §6)."""
+        return (m.sent if m.received else self.ready_at(m), m.key)
+
     def oldest_first(self, max_messages: int) -> list[ModelMessage]:
-        """sqsqueue's own choice (not AWS's rule): the receivable messages that
-        became receivable first, ties in send order."""
-        ready = sorted(self.receivable(), key=lambda m: (self.ready_at(m), m.key))
+        """sqsqueue's own choice (not AWS's rule): the receivable messages in
+        :meth:`order_key` order."""
+        ready = sorted(self.receivable(), key=self.order_key)
         return ready[:max_messages]
 
     def plan_receive(
@@ -389,7 +397,7 @@ class ModelStandardQueue(ModelQueue):
     ) -> tuple[list[ModelMessage], list[ModelMessage]]:
         """sqsqueue's receive with a redrive policy: (to deliver, to dead-letter).
 
-        Walks the receivable messages oldest due first; one already received
+        Walks the receivable messages in :meth:`order_key` order; one already received
         ``threshold`` times is dead-lettered instead of delivered and does not
         count toward ``max_messages`` (section 11: "the next receive attempt
         moves the message"). Messages after the last one delivered are left
@@ -397,7 +405,7 @@ class ModelStandardQueue(ModelQueue):
         """
         deliver: list[ModelMessage] = []
         dead: list[ModelMessage] = []
-        for m in sorted(self.receivable(), key=lambda m: (self.ready_at(m), m.key)):
+        for m in sorted(self.receivable(), key=self.order_key):
             if threshold and m.receive_base + m.receive_count >= threshold:
                 dead.append(m)
                 continue

@@ -102,6 +102,30 @@ class TestRedrivePolicyAttribute:
             )
         assert "RedrivePolicy" not in src.get_attributes()
 
+    @pytest.mark.parametrize("name", ["selfish", "selfish.fifo"])
+    def test_queue_may_be_its_own_dlq(self, broker: Broker, name: str) -> None:
+        """Issue 12 §6: real AWS accepted a SetQueueAttributes whose RedrivePolicy
+        names the queue itself. The policy is stored and returned; messages past
+        maxReceiveCount stay deliverable in place (UNCONFIRMED, package choice:
+        the move would change nothing)."""
+        q = (
+            broker.create_queue(name, fifo_queue=True)
+            if name.endswith(".fifo")
+            else broker.create_queue(name)
+        )
+        q.set_attributes({"RedrivePolicy": json.dumps(redrive(q, 1))})
+        got = json.loads(q.get_attributes(["RedrivePolicy"])["RedrivePolicy"])
+        assert got == {"deadLetterTargetArn": q.arn, "maxReceiveCount": 1}
+        assert broker.list_dead_letter_source_queues(q.url).queue_urls == (q.url,)
+        kwargs = {"group_id": "g", "deduplication_id": "d"} if q.FIFO else {}
+        sent = q.send("m", **kwargs)  # type: ignore[arg-type]
+        for count in ("1", "2", "3"):
+            [m] = q.receive(visibility_timeout=0)
+            assert m.message_id == sent.message_id
+            assert m.attributes["ApproximateReceiveCount"] == count
+            assert "DeadLetterQueueSourceArn" not in m.attributes
+        check_all(broker)
+
     def test_fifo_source_standard_dlq_refused(self, broker: Broker) -> None:
         """Section 5/9: the DLQ of a FIFO queue must be FIFO."""
         dlq = broker.create_queue("dlq")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 import time
 
@@ -154,11 +155,44 @@ class TestManualClockThreads:
 class TestManualClockWaiting:
     """How a ManualClock passes a long poll's wait (autojump_threshold)."""
 
-    def test_autojump_zero_jumps_to_deadline(self) -> None:
-        """design.md principle 1: autojump_threshold=0 (default): a wait jumps virtual time to its
-        deadline at once."""
+    def test_default_is_frozen_and_never_waits_alone(self) -> None:
+        """Frozen time is the default (issue 12): alone in the process, a wait
+        gives up at once and time does not move."""
         clock = ManualClock(start=START)
-        assert clock.autojump_threshold == 0
+        assert clock.autojump_threshold is None
+        assert threading.active_count() == 1
+        started = time.perf_counter()
+        assert clock.wait(Waiter(), START + 20) is False
+        assert time.perf_counter() - started < 0.5
+        assert clock.now() == START
+
+    def test_frozen_wait_gives_up_after_max_wall_wait(self) -> None:
+        """Frozen time with another thread alive: a wait lasts max_wall_wait wall
+        seconds when nobody acts, then gives up without moving time."""
+        clock = ManualClock(start=START, max_wall_wait=0.2)
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:
+            started = time.perf_counter()
+            assert clock.wait(Waiter(), START + 20) is False
+            elapsed = time.perf_counter() - started
+        finally:
+            stop.set()
+            other.join()
+        assert 0.15 <= elapsed < 5
+        assert clock.now() == START
+
+    @pytest.mark.parametrize("bad", [-1, "1", math.inf, None])
+    def test_bad_max_wall_wait(self, bad: object) -> None:
+        """max_wall_wait is a finite number of seconds >= 0."""
+        with pytest.raises(errors.InvalidParameterValue):
+            ManualClock(max_wall_wait=bad)  # type: ignore[arg-type]
+
+    def test_autojump_zero_jumps_to_deadline(self) -> None:
+        """design.md principle 1: autojump_threshold=0: a wait jumps virtual time to its
+        deadline at once."""
+        clock = ManualClock(start=START, autojump_threshold=0)
         waiter = Waiter()
         assert clock.wait(waiter, START + 20) is False
         assert clock.now() == START + 20
@@ -225,7 +259,7 @@ class TestManualClockWaiting:
     def test_async_autojump(self) -> None:
         """design.md principle 1: wait_async with autojump 0 jumps to the deadline without blocking
         the loop."""
-        clock = ManualClock(start=START)
+        clock = ManualClock(start=START, autojump_threshold=0)
 
         async def main() -> bool:
             return await clock.wait_async(Waiter(asyncio.get_running_loop()), START + 7)

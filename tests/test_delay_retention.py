@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sqsqueue import ManualClock, Queue
+from sqsqueue.errors import InvalidParameterValue
 from tests._helpers import counts
 
 START = 1_700_000_000.0
@@ -165,26 +168,40 @@ class TestRetention:
         assert len(q) == 0
         q._check()
 
-    def test_dead_letter_queue_on_a_clock_behind_its_source(self) -> None:
-        """A standalone DLQ whose clock is behind its source's: a dead letter keeps
-        its (later) enqueue time, so a message sent to the DLQ afterwards is
-        older than it. Deleting that message, then retention, must still work
-        (a regression: the deleted message stayed in the out-of-order index)."""
-        dlq_clock, src_clock = ManualClock(start=START), ManualClock(start=START + 100)
-        dlq = Queue("dlq", clock=dlq_clock, message_retention_period=60)
-        src = Queue("src", clock=src_clock, dead_letter_queue=dlq, max_receive_count=1)
-        src.send("a")
-        src.receive(visibility_timeout=0)
-        assert src.receive() == []  # "a" goes to the DLQ, sent at START + 100
-        dlq.send("b")  # sent at START
-        [b] = [m for m in dlq.receive(max_messages=10) if m.body == "b"]
-        dlq.delete(b.receipt_handle)
-        dlq._check()
-        assert counts(dlq) == (0, 1, 0)  # "a", in flight
-        dlq_clock.advance(159.999)  # "a" expires at START + 160 on the DLQ's clock
-        assert len(dlq) == 1
-        dlq_clock.advance(0.001)
+    def test_dead_letter_queue_on_another_clock_is_refused(self) -> None:
+        """Issue 12: a standalone DLQ on another clock than its source would time
+        dead letters on the wrong clock (one running ahead expired them at once,
+        silently). It is refused, and no queue is half made."""
+        dlq = Queue("dlq", clock=ManualClock(start=START))
+        with pytest.raises(InvalidParameterValue, match="same clock"):
+            Queue("src", clock=ManualClock(start=START + 100), dead_letter_queue=dlq)
+        with pytest.raises(InvalidParameterValue, match="same clock"):
+            Queue("src", dead_letter_queue=dlq)  # a SystemClock of its own
         assert counts(dlq) == (0, 0, 0)
+
+    @pytest.mark.parametrize("deleted", ["a", "b"])
+    def test_out_of_order_dead_letter_then_retention(self, deleted: str) -> None:
+        """Section 11: a dead letter keeps its first enqueue time, so it arrives in
+        the DLQ older than a message already there. Deleting either one, then
+        retention, works from the right times (the out-of-order index is kept
+        exact: a regression once left a deleted message in it)."""
+        clock = ManualClock(start=START)
+        dlq = Queue("dlq", clock=clock, message_retention_period=300)
+        src = Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count=1)
+        src.send("a")  # enqueued at START
+        clock.advance(100)
+        dlq.send("b")  # enqueued at START + 100
+        src.receive(visibility_timeout=0)
+        assert src.receive() == []  # "a" moves to the DLQ, still enqueued at START
+        got = {m.body: m for m in dlq.receive(max_messages=10, visibility_timeout=0)}
+        assert set(got) == {"a", "b"}
+        dlq.delete(got[deleted].receipt_handle)
+        dlq._check()
+        kept_until = START + (400 if deleted == "a" else 300)
+        clock.advance_to(kept_until - 0.001)
+        assert len(dlq) == 1
+        clock.advance(0.001)
+        assert len(dlq) == 0
         dlq._check()
 
 

@@ -181,6 +181,7 @@ class TestRetroactiveDelay:
         assert bodies(fifo.receive()) == ["m"]
         fifo._check()
 
+    @pytest.mark.usefixtures("autojump")
     def test_long_poll_sees_a_lowered_delay(self, clock: ManualClock) -> None:
         """Section 12: a long poll returns when a message becomes deliverable; a
         delayed message ends its delay at the new, shorter time."""

@@ -230,3 +230,43 @@ class TestDeduplicationScope:
         q.send("hello", group_id="g1")
         assert len(q) == 2
         q._check()
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            {"DeduplicationScope": "messageGroup"},
+            {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"},
+        ],
+    )
+    def test_switch_to_message_group_keeps_queue_wide_deduplication(
+        self, plain: FifoQueue, change: dict[str, str]
+    ) -> None:
+        """Issue 12 §6 (recorded against real AWS; also LocalStack's AWS-validated
+        test_fifo_change_to_high_throughput_after_creation): after SetQueueAttributes
+        switches a queue-scoped queue to messageGroup, the attribute reads back
+        changed but the same id in another group is still a duplicate."""
+        plain.set_attributes(change)
+        assert plain.attributes["DeduplicationScope"] == "messageGroup"
+        first = plain.send("a", group_id="g1", deduplication_id="d1")
+        again = plain.send("b", group_id="g2", deduplication_id="d1")
+        assert again.message_id == first.message_id
+        assert bodies(plain.receive(10)) == ["a"]
+        plain._check()
+
+    def test_switch_to_queue_keeps_per_group_deduplication(self, clock: ManualClock) -> None:
+        """Issue 12 §6 and LocalStack's AWS-validated
+        test_fifo_change_to_regular_throughput_after_creation: a queue created with
+        messageGroup scope keeps deduplicating per group after a switch to queue."""
+        q = FifoQueue(
+            "scoped.fifo",
+            clock=clock,
+            deduplication_scope="messageGroup",
+            fifo_throughput_limit="perMessageGroupId",
+        )
+        q.set_attributes({"FifoThroughputLimit": "perQueue", "DeduplicationScope": "queue"})
+        assert q.attributes["DeduplicationScope"] == "queue"
+        a = q.send("a", group_id="g1", deduplication_id="d1")
+        b = q.send("b", group_id="g2", deduplication_id="d1")
+        assert a.message_id != b.message_id
+        assert sorted(bodies(q.receive(10))) == ["a", "b"]
+        q._check()

@@ -269,6 +269,7 @@ class TestLongPolling:
         assert clock.now() == START  # woken by the queue, not by time
         q._check()
 
+    @pytest.mark.usefixtures("autojump")
     def test_long_poll_wakes_when_the_visibility_timeout_ends(
         self, fifo: FifoQueue, clock: ManualClock
     ) -> None:
@@ -281,6 +282,7 @@ class TestLongPolling:
         assert clock.now() == START + 5
         fifo._check()
 
+    @pytest.mark.usefixtures("autojump")
     def test_long_poll_on_a_locked_group_ends_empty_at_its_deadline(
         self, fifo: FifoQueue, clock: ManualClock
     ) -> None:

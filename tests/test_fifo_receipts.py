@@ -160,6 +160,7 @@ class TestInFlightLimit:
         assert bodies(fifo.receive(10)) == ["m3"]
         fifo._check()
 
+    @pytest.mark.usefixtures("autojump")
     def test_long_poll_at_the_limit_ends_empty(self, fifo: FifoQueue, clock: ManualClock) -> None:
         """Section 4: at the in-flight limit long polling gives empty responses,
         not errors."""

@@ -7,8 +7,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sqsqueue import FifoQueue, ManualClock, Message
+from sqsqueue._message import SEQ_MASK
 from sqsqueue.errors import InvalidParameterValue, MissingParameter
 
 START = 1_700_000_000.0
@@ -198,6 +201,58 @@ class TestSequenceNumber:
         assert all(b > a for a, b in itertools.pairwise(values))
         assert any(b - a > 1 for a, b in itertools.pairwise(values))
         fifo._check()
+
+    @pytest.mark.parametrize(
+        "account_id",
+        [
+            "000000000000",  # sqsqueue's default: twelve zeros appeared in one (issue 12 §6)
+            "123456789012",  # the fixtures' account
+            "180000000000",  # the old numbers' leading digits
+            "111111111111",
+            "100000000001",
+            "987654321098",
+        ],
+    )
+    def test_sequence_numbers_never_contain_the_account_id(
+        self, clock: ManualClock, account_id: str
+    ) -> None:
+        """Issue 12 §6: a sequence number must not contain the queue's account id,
+        by construction (snapshot tools that mask account ids corrupt it). Checked
+        on sends and on counters up to the largest sequence number a queue can
+        reach, with every random low part."""
+        q = FifoQueue(
+            "seq.fifo", clock=clock, account_id=account_id, content_based_deduplication=True
+        )
+        numbers = [q.send(f"m{i}", group_id="g").sequence_number for i in range(300)]
+        assert all(n is not None and account_id not in n and len(n) == 20 for n in numbers)
+        for seq in [1, 2, 999, 10**6, 10**9 + 7, 2**39, 2**40 - 1]:
+            for low in range(0, 1 << 10, 37):
+
+                def fixed(_bits: int, low: int = low) -> int:
+                    return low
+
+                q._rng.getrandbits = fixed  # type: ignore[method-assign]
+                rec = q._records[next(iter(q._records))]
+                saved = rec.skey
+                rec.skey = (rec.skey & ~SEQ_MASK) | seq
+                text = str(q._next_sequence_number(rec))
+                rec.skey = saved
+                assert account_id not in text and len(text) == 20
+
+    @given(st.from_regex(r"[0-9]{12}", fullmatch=True), st.integers(1, 2**40 - 1))
+    def test_no_account_id_inside_any_sequence_number(self, account_id: str, seq: int) -> None:
+        """Issue 12 §6, for any 12-digit account id: a marker digit at every 6th
+        position keeps the account id out of every 12-digit window; numbers of one
+        queue stay strictly increasing."""
+        q = FifoQueue("seq.fifo", account_id=account_id, content_based_deduplication=True)
+        q.send("a", group_id="g")
+        rec = next(iter(q._records.values()))
+        values = []
+        for offset in (0, 1):
+            rec.skey = (rec.skey & ~SEQ_MASK) | min(seq + offset, SEQ_MASK)
+            values.append(q._next_sequence_number(rec))
+        assert all(account_id not in str(v) and len(str(v)) == 20 for v in values)
+        assert seq + 1 > SEQ_MASK or values[1] > values[0]
 
     def test_receive_returns_the_send_sequence_number(self, fifo: FifoQueue) -> None:
         """Section 6: SequenceNumber, MessageGroupId and MessageDeduplicationId

@@ -152,3 +152,42 @@ class TestInFlightLane:
         assert counts(q) == (0, 3, 0)
         clock.advance(30)
         assert [m.body for m in q.receive(max_messages=10)] == ["x", "b", "c"]
+
+
+class TestRevisibleIndex:
+    """Received messages visible again move, once per timeout, from deadline
+    order (the lane, ``_received``) to send order (``_revisible``), so a receive
+    delivers them in send order (issue 12 §6) in O(log n) without a scan."""
+
+    def test_each_expired_record_moves_once_and_is_taken_in_send_order(self) -> None:
+        clock = ManualClock(start=1_700_000_000.0)
+        q = Queue("q", clock=clock)
+        for i in range(6):
+            q.send(f"m{i}")
+        got = q.receive(6, visibility_timeout=10)  # all six in the lane
+        for m in reversed(got[:3]):  # m2, m1, m0 re-hidden: _received, deadline order
+            q.change_visibility(m.receipt_handle, 5)
+        assert len(q._lane) == 3 and len(q._received) == 3
+        clock.advance(10)
+        [first] = q.receive(1)  # the receive settles and surfaces all six
+        assert first.body == "m0"
+        assert [r.body for r in q._lane.values()] == ["m0"] and not q._received
+        assert [r.body for r in q._revisible] == [f"m{i}" for i in range(1, 6)]
+        assert [m.body for m in q.receive(10)] == [f"m{i}" for i in range(1, 6)]
+        assert not q._revisible
+        q._check()
+
+    def test_delete_and_change_find_a_revisible_record(self) -> None:
+        clock = ManualClock(start=1_700_000_000.0)
+        q = Queue("q", clock=clock)
+        q.send("a")
+        q.send("b")
+        _a, b = q.receive(2, visibility_timeout=1)
+        clock.advance(1)
+        q.send("c")
+        assert q.receive(1)[0].body == "a"  # surfaces b as well
+        assert [r.body for r in q._revisible] == ["b"]
+        q.delete(b.receipt_handle)  # an old handle still deletes (section 8)
+        assert not q._revisible
+        assert counts(q) == (1, 1, 0)
+        q._check()

@@ -63,8 +63,10 @@ def q(manual: ManualClock) -> Queue:
     return Queue("lp", clock=manual)
 
 
+@pytest.mark.usefixtures("autojump")
 class TestLongPollSingleThread:
-    """Under the default ManualClock (autojump 0) a long poll never blocks (section 12)."""
+    """Under an autojump ManualClock a long poll never blocks: it jumps to its
+    next deadline (section 12)."""
 
     def test_empty_queue_returns_empty_at_deadline(self, clock: ManualClock, queue: Queue) -> None:
         """Section 12: with nothing to receive a long poll returns [] at the deadline; the
@@ -275,9 +277,10 @@ class TestLongPollAsync:
 
         assert [m.body for m in asyncio.run(main())] == ["late"]
 
+    @pytest.mark.usefixtures("autojump")
     def test_default_clock_empty_queue(self, clock: ManualClock, queue: Queue) -> None:
-        """Section 12: under the default ManualClock an async long poll on an empty queue
-        returns [] and the clock has advanced by exactly the wait time."""
+        """Section 12: under an autojump ManualClock an async long poll on an empty
+        queue returns [] and the clock has advanced by exactly the wait time."""
         assert asyncio.run(queue.receive_async(wait_time_seconds=20)) == []
         assert clock.now() == START + 20
 
@@ -314,6 +317,7 @@ class TestInFlightLimit:
         assert len(queue) == 8
         queue._check()
 
+    @pytest.mark.usefixtures("autojump")
     def test_long_poll_at_limit_returns_empty(self, clock: ManualClock, queue: Queue) -> None:
         """Section 4: a long poll at the limit gets no error, only an empty response."""
         for i in range(8):

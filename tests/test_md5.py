@@ -231,6 +231,8 @@ class TestQueueAttributesMd5:
             (["Hello"], "a311262e065454b75da111d535b8dacd"),
             (["Hello", "Help.Me"], "83fee93c1bcd8b9a5a923ffacdc636c7"),
             (["Help.*", "Hello"], "83fee93c1bcd8b9a5a923ffacdc636c7"),
+            # "Hel.*" is a prefix wildcard: Hello and Help.Me (issue 12, section 6).
+            (["Hel.*"], "83fee93c1bcd8b9a5a923ffacdc636c7"),
             (["All"], "4c360f3fdafd970e05fae2f149d997f5"),
             ([".*"], "4c360f3fdafd970e05fae2f149d997f5"),
             (["Hello", "General", "Help.Me", "Nope"], "4c360f3fdafd970e05fae2f149d997f5"),

@@ -130,25 +130,89 @@ def _fresh_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_plugin_import_is_light() -> None:
-    """The plugin module imports neither boto3 nor hypothesis until a fixture
-    needs them (its docstring's promise), so merely having sqsqueue installed
-    costs every pytest run nothing."""
+    """Loading the plugin registers mock_sqs's botocore handlers (issue 12: no
+    client created during the test session may reach AWS) but imports neither
+    boto3 nor hypothesis."""
     result = _fresh_python(
-        "import sys, sqsqueue.testing.plugin; "
+        "import sys, sqsqueue.testing.plugin, botocore.handlers; "
         "assert 'boto3' not in sys.modules, 'boto3'; "
-        "assert 'botocore' not in sys.modules, 'botocore'; "
-        "assert 'hypothesis' not in sys.modules, 'hypothesis'"
+        "assert 'hypothesis' not in sys.modules, 'hypothesis'; "
+        "names = {getattr(e[1], '__module__', '') for e in botocore.handlers.BUILTIN_HANDLERS}; "
+        "assert 'sqsqueue.aws._mock' in names, names"
     )
     assert result.returncode == 0, result.stderr
 
 
 def test_package_import_is_light() -> None:
-    """``import sqsqueue`` (and ``sqsqueue.testing``) pulls in neither boto3,
-    botocore nor pyspark: those are optional extras (pyproject ``aws``/``spark``)."""
+    """``import sqsqueue`` pulls in neither boto3, botocore, pyspark nor
+    hypothesis (optional extras); ``sqsqueue.testing`` adds botocore only, to
+    register its handlers."""
     result = _fresh_python(
-        "import sys, sqsqueue, sqsqueue.testing; "
+        "import sys, sqsqueue; "
         "bad = [m for m in ('boto3', 'botocore', 'pyspark', 'hypothesis') "
         "if m in sys.modules]; "
-        "assert not bad, bad"
+        "assert not bad, bad; "
+        "import sqsqueue.testing; "
+        "bad = [m for m in ('boto3', 'pyspark', 'hypothesis') if m in sys.modules]; "
+        "assert not bad, bad; "
+        "assert 'botocore' in sys.modules"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_module_level_client_cannot_reach_aws(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12: application code that makes ``boto3.client("sqs")`` at import
+    time, imported by a test module that never imports sqsqueue, is served by
+    the ``sqs_client`` fixture's broker: the plugin registered the hooks before
+    the client existed. A proxy on a closed port makes any escape fail loudly."""
+    pytester.makepyfile(
+        app=textwrap.dedent(
+            """
+            import boto3
+
+            sqs = boto3.client(
+                "sqs", region_name="us-east-1",
+                aws_access_key_id="AKIAREAL", aws_secret_access_key="real-secret",
+            )
+
+            def enqueue(body):
+                url = sqs.create_queue(QueueName="app")["QueueUrl"]
+                return sqs.send_message(QueueUrl=url, MessageBody=body)["MessageId"]
+            """
+        ),
+        test_app=textwrap.dedent(
+            """
+            import app
+
+            def test_enqueue(sqs_client, sqs_broker):
+                message_id = app.enqueue("hello")
+                [m] = sqs_broker.get_queue("app").receive()
+                assert (m.message_id, m.body) == (message_id, "hello")
+            """
+        ),
+    )
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_importing_sqsqueue_testing_registers_the_hooks() -> None:
+    """Outside pytest: a client created after ``import sqsqueue.testing`` but
+    before ``mock_sqs`` starts is served by the mock once it is active."""
+    result = _fresh_python(
+        textwrap.dedent(
+            """
+            import boto3, sqsqueue, sqsqueue.testing
+            sqs = boto3.client("sqs", region_name="us-east-1",
+                               aws_access_key_id="x", aws_secret_access_key="y")
+            broker = sqsqueue.Broker(account_id="123456789012")
+            with sqsqueue.testing.mock_sqs(broker):
+                sqs.create_queue(QueueName="early")
+            assert "early" in broker, list(broker)
+            """
+        )
     )
     assert result.returncode == 0, result.stderr

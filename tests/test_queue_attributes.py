@@ -150,6 +150,31 @@ class TestSetAttributes:
         assert got["KmsDataKeyReusePeriodSeconds"] == "300"
         assert got["SqsManagedSseEnabled"] == "false"
 
+    def test_empty_kms_key_removes_reuse_period(self, queue: Queue) -> None:
+        """Issue 12 §6 (recorded against real AWS): KmsMasterKeyId "" removes
+        KmsMasterKeyId and KmsDataKeyReusePeriodSeconds from GetQueueAttributes."""
+        queue.set_attributes(
+            {"KmsMasterKeyId": "alias/aws/sqs", "KmsDataKeyReusePeriodSeconds": "300"}
+        )
+        queue.set_attributes({"KmsMasterKeyId": ""})
+        got = queue.get_attributes(["All"])
+        assert "KmsMasterKeyId" not in got
+        assert "KmsDataKeyReusePeriodSeconds" not in got
+
+    @pytest.mark.parametrize("before", [None, "alias/aws/sqs"])
+    def test_empty_kms_key_wins_over_reuse_period_in_same_call(
+        self, queue: Queue, before: str | None
+    ) -> None:
+        """Issue 12 §6 (recorded against real AWS): even when the same call sets
+        KmsDataKeyReusePeriodSeconds, KmsMasterKeyId "" leaves it out."""
+        if before is not None:
+            queue.set_attributes({"KmsMasterKeyId": before, "SqsManagedSseEnabled": "false"})
+        queue.set_attributes({"KmsMasterKeyId": "", "KmsDataKeyReusePeriodSeconds": "120"})
+        got = queue.get_attributes(["All"])
+        assert "KmsMasterKeyId" not in got
+        assert "KmsDataKeyReusePeriodSeconds" not in got
+        assert queue.get_attributes(["KmsDataKeyReusePeriodSeconds"]) == {}
+
     def test_empty_request_changes_nothing_but_timestamp(
         self, clock: ManualClock, queue: Queue
     ) -> None:
@@ -159,6 +184,7 @@ class TestSetAttributes:
         after = queue.get_attributes(["All"])
         assert before == after
 
+    @pytest.mark.usefixtures("autojump")
     def test_receive_wait_time_attribute_is_used(self, clock: ManualClock, queue: Queue) -> None:
         """Section 2.1: a receive without WaitTimeSeconds uses ReceiveMessageWaitTimeSeconds."""
         queue.set_attributes(receive_message_wait_time_seconds=7)

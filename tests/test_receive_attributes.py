@@ -145,8 +145,13 @@ class TestMessageAttributeFiltering:
             ([".*"], sorted(USER)),
             (["*"], sorted(USER)),
             (["Hello", "General"], ["General", "Hello"]),
-            (["foo.*"], ["foo.bar", "foo.baz"]),
+            # "X.*" selects every name starting with X, the dot included or not:
+            # AWS returned Hello and Help.Me for "Hel.*" (issue 12, section 6).
+            (["foo.*"], ["foo.bar", "foo.baz", "foox"]),
             (["Help.*"], ["Help.Me"]),
+            (["Hel.*"], ["Hello", "Help.Me"]),
+            (["foo.b.*"], ["foo.bar", "foo.baz"]),
+            (["Hel.*", "General"], ["General", "Hello", "Help.Me"]),
             (["foo.bar", "Hello"], ["Hello", "foo.bar"]),
             (["hello"], []),  # names are case-sensitive
             (["Nope"], []),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sqsqueue import ManualClock, MessageAttributeValue, Queue, errors
+from sqsqueue._message import md5_of_attributes
 from sqsqueue._validate import has_invalid_chars
 from tests._helpers import refused
 
@@ -229,7 +230,8 @@ def _string(value: str) -> dict[str, str]:
 
 
 class TestMessageAttributeNames:
-    """Attribute names: <= 256 chars of A-Za-z0-9_-., no reserved prefixes (section 4)."""
+    """Attribute names: < 256 bytes of letters, digits, _ - . (non-ASCII letters
+    included, issue 12 §6), no reserved prefixes (section 4)."""
 
     def test_at_most_ten(self, q: Queue) -> None:
         """Section 2.1/4: at most 10 message attributes; 11 -> InvalidParameterValue."""
@@ -254,9 +256,27 @@ class TestMessageAttributeNames:
             RESERVED_NAME,
         )
 
-    @pytest.mark.parametrize("name", ["a b", "a!", 'a"b', "a\u00a7", "a(b)", "a?", "a/b", "\u00e9"])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "a b",
+            "a!",
+            'a"b',
+            "Invalid-\u00a7-attr",  # "§": refused by AWS (issue 12 §6 evidence)
+            "a(b)",
+            "a?",
+            "a/b",
+            "a\u00b2",  # superscript two: a numeric, not a decimal digit
+            "a\u0308",  # a combining mark, not a letter
+            "a\u2603",  # a symbol (snowman)
+            "a\u3000b",  # an ideographic space
+            "a\ud800",  # a lone surrogate
+        ],
+    )
     def test_bad_characters(self, q: Queue, name: str) -> None:
-        """Section 3.2/4: names with characters outside A-Za-z0-9_-. -> InvalidParameterValue."""
+        """Section 3.2/4: names with characters other than letters, digits, _ - . ->
+        InvalidParameterValue. AWS refused ! " § ( ? (LocalStack's AWS-validated
+        test_send_message_with_invalid_string_attributes)."""
         refused(
             q, errors.InvalidParameterValue, lambda: q.send("x", message_attributes={name: "v"})
         )
@@ -277,6 +297,40 @@ class TestMessageAttributeNames:
             q,
             errors.InvalidParameterValue,
             lambda: q.send("x", message_attributes={name: "v"}),  # type: ignore[dict-item]
+        )
+
+    @pytest.mark.parametrize(
+        "name", ["attr.1\u00f8\u00df\u00e4", "\u00e9", "\u540d\u524d", "x\u0663"]
+    )
+    def test_non_ascii_letters_and_digits(self, q: Queue, name: str) -> None:
+        """Issue 12 §6: AWS accepted the attribute name attr.1øßä, so letters and
+        decimal digits of any script are valid (Latin, CJK, Arabic-Indic digits);
+        the name and its value round-trip, and the digest counts the UTF-8 name."""
+        q.purge()
+        sent = q.send("x", message_attributes={name: "v"})
+        [m] = q.receive()
+        assert {k: v.value for k, v in m.message_attributes.items()} == {name: "v"}
+        assert m.md5_of_message_attributes == sent.md5_of_message_attributes
+        assert sent.md5_of_message_attributes == md5_of_attributes(((name, "String", "v"),))
+        q._check()
+
+    def test_non_ascii_name_length_counts_bytes(self, q: Queue) -> None:
+        """Section 3.2: names must be shorter than 256 bytes; a 2-byte letter counts twice."""
+        q.send("x", message_attributes={"\u00e9" * 128: "v"})
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.send("x", message_attributes={"\u00e9" * 128 + "a": "v"}),
+        )
+
+    @pytest.mark.parametrize("name", ["aws.\u00e9", "\u00e9.", ".\u00e9", "\u00e9..\u00e9"])
+    def test_non_ascii_reserved_and_dotted(self, q: Queue, name: str) -> None:
+        """Section 4: the prefix and dot rules apply to non-ASCII names too."""
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.send("x", message_attributes={name: "v"}),
+            RESERVED_NAME,
         )
 
     def test_valid_names(self, q: Queue) -> None:
@@ -978,3 +1032,132 @@ class TestHandleParameters:
         """Section 8: a handle that is not a string -> ReceiptHandleIsInvalid, never TypeError."""
         refused(q, errors.ReceiptHandleIsInvalid, lambda: q.delete(handle))  # type: ignore[arg-type]
         refused(q, errors.ReceiptHandleIsInvalid, lambda: q.change_visibility(handle, 5))  # type: ignore[arg-type]
+
+
+class TestIntegerParametersRefuseStrings:
+    """Issue 12 §5: where AWS takes an integer, the Python API takes an int only.
+    A str such as "5" is refused with InvalidParameterValue and the parameter's
+    AWS reason, and changes nothing (botocore refuses a str client-side,
+    section 1.2; the wire codec gets JSON numbers)."""
+
+    @pytest.mark.parametrize(
+        ("call", "text"),
+        [
+            (
+                lambda q: q.send("x", delay_seconds="5"),
+                "Value '5' for parameter DelaySeconds is invalid. Reason: DelaySeconds must "
+                "be >= 0 and <= 900.",
+            ),
+            (
+                lambda q: q.receive(max_messages="10"),
+                "Value '10' for parameter MaxNumberOfMessages is invalid. Reason: Must be "
+                "between 1 and 10, if provided.",
+            ),
+            (
+                lambda q: q.receive("1"),
+                "Value '1' for parameter MaxNumberOfMessages is invalid. Reason: Must be "
+                "between 1 and 10, if provided.",
+            ),
+            (
+                lambda q: q.receive(visibility_timeout="5"),
+                "Value '5' for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 "
+                "and <= 43200, if provided.",
+            ),
+            (
+                lambda q: q.receive(wait_time_seconds="0"),
+                "Value '0' for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 "
+                "and <= 20, if provided.",
+            ),
+        ],
+    )
+    def test_send_and_receive(self, q: Queue, call: Any, text: str) -> None:
+        """send(delay_seconds="5"), receive(max_messages="10"), visibility_timeout="5",
+        wait_time_seconds="0": all refused, nothing received or sent."""
+        refused(q, errors.InvalidParameterValue, lambda: call(q), text)
+
+    def test_receive_async(self, q: Queue) -> None:
+        """receive_async validates the same way."""
+        import asyncio
+
+        for kwargs in (
+            {"max_messages": "2"},
+            {"wait_time_seconds": "1"},
+            {"visibility_timeout": "0"},
+        ):
+            refused(
+                q,
+                errors.InvalidParameterValue,
+                lambda kwargs=kwargs: asyncio.run(q.receive_async(**kwargs)),  # type: ignore[misc]
+            )
+
+    def test_change_visibility(self, q: Queue) -> None:
+        """ChangeMessageVisibility's VisibilityTimeout: "5" is refused."""
+        [m] = q.receive()
+        refused(
+            q,
+            errors.InvalidParameterValue,
+            lambda: q.change_visibility(m.receipt_handle, "5"),  # type: ignore[arg-type]
+            "Value '5' for parameter VisibilityTimeout is invalid. Reason: Must be >= 0 and "
+            "<= 43200, if provided.",
+        )
+
+    def test_fifo_queue(self, clock: ManualClock) -> None:
+        """The FIFO queue shares the checks (DelaySeconds "0" included)."""
+        from sqsqueue import FifoQueue
+
+        f = FifoQueue("f.fifo", clock=clock, content_based_deduplication=True)
+        with pytest.raises(errors.InvalidParameterValue):
+            f.send("x", group_id="g", delay_seconds="0")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            f.receive("1")  # type: ignore[arg-type]
+        assert len(f) == 0
+
+    def test_batch_entries(self, q: Queue) -> None:
+        """Batch entries: a str DelaySeconds or VisibilityTimeout fails that entry
+        (InvalidParameterValue in Failed), the others are applied."""
+        from sqsqueue import ChangeVisibilityEntry, SendEntry
+
+        before = len(q)
+        result = q.send_batch([SendEntry("bad", "x", delay_seconds="5"), SendEntry("ok", "y")])  # type: ignore[arg-type]
+        assert [f.id for f in result.failed] == ["bad"]
+        assert result.failed[0].code == "InvalidParameterValue"
+        assert list(result.successful) == ["ok"]
+        assert len(q) == before + 1
+        m1, m2 = q.receive(2)
+        result = q.change_visibility_batch(
+            [
+                ChangeVisibilityEntry("bad", m1.receipt_handle, "5"),  # type: ignore[arg-type]
+                ChangeVisibilityEntry("ok", m2.receipt_handle, 0),
+            ]
+        )
+        assert [f.id for f in result.failed] == ["bad"]
+        assert result.failed[0].code == "InvalidParameterValue"
+        assert [m.message_id for m in q.receive(10)] == [m2.message_id]
+        q._check()
+
+    def test_broker_parameters(self, clock: ManualClock) -> None:
+        """Broker: MaxResults and MaxNumberOfMessagesPerSecond take ints only."""
+        from sqsqueue import Broker
+
+        broker = Broker(clock=clock, account_id="123456789012")
+        dlq = broker.create_queue("dlq")
+        broker.create_queue(
+            "src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}
+        )
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_queues(max_results="5")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_dead_letter_source_queues(dlq.url, max_results="5")  # type: ignore[arg-type]
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.start_message_move_task(dlq.arn, max_number_of_messages_per_second="5")  # type: ignore[arg-type]
+        assert broker.list_message_move_tasks(dlq.arn) == []
+        with pytest.raises(errors.InvalidParameterValue):
+            broker.list_message_move_tasks(dlq.arn, max_results="1")  # type: ignore[arg-type]
+
+    def test_standalone_max_receive_count(self, clock: ManualClock) -> None:
+        """Queue(max_receive_count=...) is an int too; its range error is the
+        RedrivePolicy's InvalidAttributeValue."""
+        dlq = Queue("d", clock=clock)
+        with pytest.raises(errors.InvalidAttributeValue):
+            Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count="3")  # type: ignore[arg-type]
+        Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count=3)

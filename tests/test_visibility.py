@@ -255,3 +255,71 @@ class TestTwelveHourBudget:
         assert queue.receive() == []
         clock.advance(1)
         assert len(queue.receive()) == 1
+
+
+class TestRedeliveryOrder:
+    """Standard queues keep send order on a best-effort basis: a message that is
+    visible again after its visibility timeout is delivered before visible
+    messages sent after it (recorded against real AWS, issue 12 §6)."""
+
+    def test_expired_message_comes_before_later_sends(
+        self, clock: ManualClock, queue: Queue
+    ) -> None:
+        """Issue 12 §6: A is received and not deleted; B and C are sent while it
+        is in flight; once A's 30 s are over, a receive returns A, B, C."""
+        queue.send("A")
+        [a] = queue.receive()
+        clock.advance(10)
+        queue.send("B")
+        queue.send("C")
+        clock.advance(20)
+        got = queue.receive(10)
+        assert [m.body for m in got] == ["A", "B", "C"]
+        assert got[0].message_id == a.message_id
+        assert got[0].attributes["ApproximateReceiveCount"] == "2"
+        queue._check()
+
+    def test_several_expired_messages_keep_their_send_order(
+        self, clock: ManualClock, queue: Queue
+    ) -> None:
+        """Issue 12 §6: messages visible again are ordered by send time, not by
+        when their timeouts ended, and come before anything sent after them;
+        a message made visible with change_visibility(0) takes its place too."""
+        for body in ("m1", "m2", "m3"):
+            queue.send(body)
+            clock.advance(1)
+        first = {m.body: m for m in queue.receive(3, visibility_timeout=60)}
+        queue.send("late")
+        queue.change_visibility(first["m3"].receipt_handle, 5)  # visible first
+        queue.change_visibility(first["m2"].receipt_handle, 0)
+        clock.advance(60)
+        assert [m.body for m in queue.receive(10)] == ["m1", "m2", "m3", "late"]
+        queue._check()
+
+    def test_delayed_message_keeps_its_due_time(self, clock: ManualClock, queue: Queue) -> None:
+        """Never-received messages are still ordered by when they became
+        receivable: a delayed one comes after undelayed ones sent before it ends,
+        and after an expired message sent before those."""
+        queue.send("early")
+        queue.receive(visibility_timeout=5)
+        queue.send("delayed", delay_seconds=10)
+        clock.advance(1)
+        queue.send("plain")
+        clock.advance(10)
+        assert [m.body for m in queue.receive(10)] == ["early", "plain", "delayed"]
+        queue._check()
+
+    def test_dead_letter_threshold_skips_without_reordering(self, clock: ManualClock) -> None:
+        """An exhausted message that a receive moves to the DLQ leaves the others
+        in order (section 11)."""
+        dlq = Queue("dlq", clock=clock)
+        src = Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count=1)
+        src.send("old")
+        src.receive(visibility_timeout=5)
+        src.send("a")
+        src.send("b")
+        src.receive(visibility_timeout=5)  # "a" received once
+        clock.advance(5)
+        assert [m.body for m in src.receive(10)] == ["b"]
+        assert sorted(m.body for m in dlq.receive(10)) == ["a", "old"]
+        src._check()

@@ -7,6 +7,18 @@ and raises ``client.exceptions.QueueDoesNotExist`` and friends itself. A
 ``choose-signer.sqs`` handler turns request signing off while a mock is
 active, so no AWS credentials are needed. Requests to other services pass
 through untouched, and SQS requests pass through too when no mock is active.
+
+The handlers are registered once, when this module is imported: by
+``import sqsqueue.testing`` or by loading sqsqueue's pytest plugin, whichever
+comes first. botocore copies its handler list into a session when the session
+is created, so every client created after that point is served while a mock
+is active, and one created earlier (before sqsqueue was imported) is not.
+
+moto: inside moto's ``mock_aws``, botocore would run moto's handler after
+ours on every request, so moto would execute each SQS call a second time
+(a long poll would wait twice). While a ``mock_sqs`` is active, SQS is
+therefore one of moto's passthrough services: moto leaves SQS to sqsqueue and
+keeps serving every other service. See :func:`_defer_moto`.
 """
 
 from __future__ import annotations
@@ -14,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import sys
 import threading
 from collections.abc import Callable
 from types import TracebackType
@@ -56,10 +69,49 @@ def _current() -> MockSQS | None:
         return _active[-1] if _active else None
 
 
+def _defer_moto() -> None:
+    """Make moto leave SQS to an active mock_sqs (nothing if moto is not loaded).
+
+    moto asks ``passthrough_service(name)`` of its botocore handler module for
+    every request; wrapping it to answer True for ``"sqs"`` while a mock_sqs is
+    active uses moto's own passthrough setting (``mock_aws(config={"core":
+    {"passthrough": {"services": ["sqs"]}}})``) without touching the user's
+    configuration. If a moto version lacks that hook, an active moto refuses
+    loudly instead of executing SQS calls twice.
+    """
+    module = sys.modules.get("moto.core.botocore_stubber")
+    if module is None:
+        return
+    original = getattr(module, "passthrough_service", None)
+    if original is None:
+        models = sys.modules.get("moto.core.models")
+        stubber = getattr(models, "botocore_stubber", None)
+        if getattr(stubber, "enabled", False):
+            raise RuntimeError(
+                "moto's mock_aws is active and this moto version cannot be told to leave "
+                "SQS to sqsqueue's mock_sqs; start mock_aws with "
+                "config={'core': {'passthrough': {'services': ['sqs']}}}"
+            )
+        return
+    if getattr(original, "_sqsqueue_defers", False):
+        return
+
+    def passthrough_service(service: str) -> bool:
+        if service == "sqs" and _current() is not None:
+            return True
+        return bool(original(service))
+
+    passthrough_service._sqsqueue_defers = True  # type: ignore[attr-defined]
+    setattr(module, "passthrough_service", passthrough_service)  # noqa: B010
+
+
 def _before_send(request: Any, **_: Any) -> AWSResponse | None:
     mock = _current()
     if mock is None:
         return None
+    # Runs before moto's handler (botocore calls "before-send.sqs" handlers
+    # before "before-send" ones), so moto is told to pass SQS through in time.
+    _defer_moto()
     body = request.body
     if body is None:
         body = b""
@@ -88,10 +140,9 @@ def _install() -> None:
             return
         handlers = [("before-send.sqs", _before_send), ("choose-signer.sqs", _choose_signer)]
         botocore.handlers.BUILTIN_HANDLERS.extend(handlers)
-        try:
-            import boto3
-        except ImportError:  # botocore alone is enough
-            boto3 = None
+        # boto3's default session, if one exists already, was created before
+        # this; boto3 itself is not imported just to look.
+        boto3 = sys.modules.get("boto3")
         if boto3 is not None and boto3.DEFAULT_SESSION is not None:
             session = boto3.DEFAULT_SESSION._session
             for event, handler in handlers:
@@ -107,9 +158,9 @@ class MockSQS:
     broker's go to a broker of that region sharing its clock and account.
     """
 
-    def __init__(self, broker: Broker | None = None) -> None:
+    def __init__(self, broker: Broker[Any] | None = None) -> None:
         self.broker = broker if broker is not None else Broker()
-        self._brokers: dict[str, Broker] = {self.broker.region: self.broker}
+        self._brokers: dict[str, Broker[Any]] = {self.broker.region: self.broker}
         self._lock = threading.Lock()
         self._saved_region: str | None = None
 
@@ -136,7 +187,7 @@ class MockSQS:
             if self in _active:
                 _active.remove(self)
 
-    def __enter__(self) -> Broker:
+    def __enter__(self) -> Broker[Any]:
         self.start()
         return self.broker
 
@@ -166,7 +217,7 @@ class MockSQS:
         return wrapper  # type: ignore[return-value]
 
 
-def mock_sqs(broker: Broker | None = None) -> MockSQS:
+def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
     """Route every boto3/botocore SQS call to ``broker`` (a fresh one if None).
 
     >>> import boto3, sqsqueue

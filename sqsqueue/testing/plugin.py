@@ -8,7 +8,11 @@
 * ``sqs_client``: a real ``boto3`` SQS client whose calls go to ``sqs_broker``
   (through :func:`sqsqueue.testing.mock_sqs`); needs ``sqsqueue[aws]``.
 
-This module imports neither boto3 nor hypothesis until a fixture needs them.
+Loading the plugin imports :mod:`sqsqueue.testing`, which registers
+mock_sqs's botocore handlers when botocore is installed: every boto3 client
+created during the test session (module-level clients in the code under test
+included) is served by ``sqs_client``'s broker, never by AWS, while a mock is
+active. hypothesis is not imported until a fixture needs it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import sqsqueue.testing  # noqa: F401  (registers the botocore handlers)
 from sqsqueue import Broker, ManualClock
 
 START = 1_700_000_000.0
@@ -32,13 +37,13 @@ def sqs_clock() -> ManualClock:
 
 
 @pytest.fixture
-def sqs_broker(sqs_clock: ManualClock) -> Broker:
+def sqs_broker(sqs_clock: ManualClock) -> Broker[ManualClock]:
     """A fresh broker on ``sqs_clock``."""
     return Broker(clock=sqs_clock, account_id=ACCOUNT, region=REGION, keep_history=True)
 
 
 @pytest.fixture
-def sqs_client(sqs_broker: Broker) -> Iterator[Any]:
+def sqs_client(sqs_broker: Broker[ManualClock]) -> Iterator[Any]:
     """A boto3 SQS client served in process by ``sqs_broker``."""
     try:
         import boto3
@@ -56,7 +61,7 @@ def sqs_client(sqs_broker: Broker) -> Iterator[Any]:
 
 
 @pytest.fixture
-def sqs_endpoint_url(sqs_broker: Broker) -> Iterator[str]:
+def sqs_endpoint_url(sqs_broker: Broker[Any]) -> Iterator[str]:
     """``http://127.0.0.1:<port>``: ``sqs_broker`` served over HTTP for the test,
     so a subprocess, the AWS CLI or any SDK reaches the same broker; needs
     ``sqsqueue[server]``."""

@@ -71,7 +71,7 @@ class ConsumerMachine(RuleBasedStateMachine):
 
     # -- hooks ----------------------------------------------------------------------
 
-    def make_queue(self, broker: Broker) -> Queue | FifoQueue:
+    def make_queue(self, broker: Broker[Any]) -> Queue | FifoQueue:
         """Create the queue under test; override to configure it further."""
         attributes: dict[str, Any] = {"VisibilityTimeout": str(self.visibility_timeout)}
         if self.fifo:

@@ -76,10 +76,11 @@ def broker(clock: ManualClock) -> Broker:
     return Broker(clock=clock, account_id=ACCOUNT)
 
 
-@pytest.fixture(scope="session")
-def endpoint() -> Iterator[EndpointHandle]:
-    """One HTTP endpoint for the session; each test points it at its own broker."""
-    with Broker().serve() as handle:
+@pytest.fixture
+def endpoint(broker: Broker) -> Iterator[EndpointHandle]:
+    """``broker`` served over HTTP for one test. Not shared across tests: its
+    thread would make every other test's frozen-clock long polls wait for it."""
+    with broker.serve() as handle:
         yield handle
 
 
@@ -103,7 +104,6 @@ def sqs(
             yield boto3.client("sqs", region_name=REGION)
         return
     handle: EndpointHandle = request.getfixturevalue("endpoint")
-    monkeypatch.setattr(handle.endpoint, "broker", broker)
     monkeypatch.setattr(_helpers, "ENDPOINT", [handle.endpoint_url])
     yield boto3.client(
         "sqs",

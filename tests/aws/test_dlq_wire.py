@@ -159,3 +159,24 @@ def test_fifo_dead_letter_unblocks_the_group(sqs: Any, clock: ManualClock) -> No
     assert moved[0]["Attributes"]["MessageGroupId"] == "g"
     assert moved[0]["Attributes"]["MessageDeduplicationId"] == sent["MessageId"]
     assert moved[0]["Attributes"]["DeadLetterQueueSourceArn"] == arn_of("src.fifo")
+
+
+def test_set_queue_attributes_accepts_the_queue_as_its_own_dlq(sqs: Any) -> None:
+    """Issue 12 §6 (recorded against real AWS): SetQueueAttributes accepts a
+    RedrivePolicy whose deadLetterTargetArn is the queue itself, and returns it."""
+    url = sqs.create_queue(QueueName="selfish")["QueueUrl"]
+    assert (
+        sqs.set_queue_attributes(
+            QueueUrl=url,
+            Attributes={
+                "RedrivePolicy": json.dumps(
+                    {"deadLetterTargetArn": arn_of("selfish"), "maxReceiveCount": 1}
+                )
+            },
+        )["ResponseMetadata"]["HTTPStatusCode"]
+        == 200
+    )
+    raw = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["RedrivePolicy"])["Attributes"][
+        "RedrivePolicy"
+    ]
+    assert json.loads(raw) == {"deadLetterTargetArn": arn_of("selfish"), "maxReceiveCount": 1}

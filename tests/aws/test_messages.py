@@ -124,6 +124,9 @@ def test_md5_worked_examples_send_and_receive(
         ([".*"], {"Hello", "General", "Help.Me"}, "4c360f3fdafd970e05fae2f149d997f5"),
         (["*"], {"Hello", "General", "Help.Me"}, "4c360f3fdafd970e05fae2f149d997f5"),
         (["Help.*"], {"Help.Me"}, None),
+        # Recorded against real AWS (issue 12, section 6): "Hel.*" returns every
+        # name starting with "Hel", and the digest covers exactly those two.
+        (["Hel.*"], {"Hello", "Help.Me"}, "83fee93c1bcd8b9a5a923ffacdc636c7"),
         (["General", "Nope"], {"General"}, None),
     ],
 )

@@ -1,0 +1,63 @@
+"""mock_sqs inside moto's mock_aws (issue 12 section 3).
+
+botocore runs every ``before-send`` handler, so without care moto would
+execute each SQS call a second time behind sqsqueue's answer (and wait out long
+polls twice). mock_sqs wins: while it is active moto passes SQS through, and
+moto keeps serving every other service.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import boto3
+import moto
+from moto.sqs.models import sqs_backends
+
+from sqsqueue import Broker, ManualClock
+from sqsqueue.testing import mock_sqs
+
+ACCOUNT = "123456789012"
+MOTO_ACCOUNT = "123456789012"  # moto's default account id
+
+
+def _moto_queues() -> dict[str, Any]:
+    return dict(sqs_backends[MOTO_ACCOUNT]["us-east-1"].queues)
+
+
+def test_mock_sqs_wins_inside_mock_aws() -> None:
+    """Calls made with both mocks active reach the sqsqueue broker only; moto's
+    SQS backend never sees them; moto still serves S3."""
+    broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id=ACCOUNT)
+    with moto.mock_aws(), mock_sqs(broker):
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="hello")
+        assert [m.body for m in broker.get_queue("jobs").receive()] == ["hello"]
+        assert _moto_queues() == {}
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="still-moto")
+        assert [b["Name"] for b in s3.list_buckets()["Buckets"]] == ["still-moto"]
+
+
+def test_a_long_poll_waits_once() -> None:
+    """An empty 1-second long poll through both mocks lasts one wait (sqsqueue's,
+    on its own frozen clock: at once when alone), not sqsqueue's plus moto's."""
+    broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id=ACCOUNT)
+    with moto.mock_aws(), mock_sqs(broker):
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+        started = time.perf_counter()
+        assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+        assert time.perf_counter() - started < 0.9
+
+
+def test_moto_serves_sqs_again_once_mock_sqs_stops() -> None:
+    """The passthrough lasts only while mock_sqs is active."""
+    with moto.mock_aws():
+        with mock_sqs():
+            pass
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        sqs.create_queue(QueueName="moto-queue")
+        assert list(_moto_queues()) == ["moto-queue"]

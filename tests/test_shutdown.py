@@ -1,0 +1,163 @@
+"""close() on Queue, FifoQueue and Broker (issue 12 section 2).
+
+Blocked long polls wake within a fraction of a second and return []; every
+later call raises ServiceUnavailable instead of blocking. The polls here run on
+the SystemClock with real 20-second waits, so nothing but close() can end them
+in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SystemClock
+from sqsqueue.errors import ServiceUnavailable
+
+START = 1_700_000_000.0
+
+
+def _blocked_polls(queue: Queue | FifoQueue, n: int) -> tuple[list[threading.Thread], list[Any]]:
+    results: list[Any] = []
+
+    def poll() -> None:
+        try:
+            results.append(queue.receive(10, wait_time_seconds=20))
+        except Exception as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=poll, daemon=True) for _ in range(n)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 5
+    while len(queue._waiters) < n and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(queue._waiters) == n
+    return threads, results
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Queue("jobs", clock=SystemClock()),
+        lambda: FifoQueue("jobs.fifo", clock=SystemClock()),
+        lambda: Queue("jobs", clock=ManualClock(start=START, max_wall_wait=60)),
+    ],
+    ids=["standard", "fifo", "frozen-manual"],
+)
+def test_close_wakes_every_blocked_poll(make: Callable[[], Queue | FifoQueue]) -> None:
+    """Every blocked 20 s poll returns [] within a fraction of a second."""
+    queue = make()
+    threads, results = _blocked_polls(queue, 4)
+    started = time.monotonic()
+    queue.close()
+    for t in threads:
+        t.join(timeout=2)
+        assert not t.is_alive()
+    assert time.monotonic() - started < 0.5
+    assert results == [[]] * 4
+    assert queue.closed
+
+
+def test_later_calls_raise_instead_of_blocking() -> None:
+    """After close, sends, receives (long polls included), deletes, attribute
+    calls and inspection raise ServiceUnavailable at once."""
+    queue = Queue("jobs", clock=SystemClock())
+    queue.send("kept")
+    [m] = queue.receive()
+    queue.close()
+    calls: list[Callable[[], object]] = [
+        lambda: queue.send("x"),
+        lambda: queue.send_batch([{"Id": "a", "MessageBody": "x"}]),
+        lambda: queue.receive(wait_time_seconds=20),
+        lambda: asyncio.run(queue.receive_async(wait_time_seconds=20)),
+        lambda: queue.delete(m.receipt_handle),
+        lambda: queue.change_visibility(m.receipt_handle, 0),
+        queue.purge,
+        queue.get_attributes,
+        lambda: queue.set_attributes(visibility_timeout=5),
+        lambda: queue.tag({"a": "b"}),
+        queue.inspect,
+    ]
+    started = time.monotonic()
+    for call in calls:
+        with pytest.raises(ServiceUnavailable, match="closed"):
+            call()
+    assert time.monotonic() - started < 1
+    queue.close()  # idempotent
+
+
+def test_close_wakes_an_asyncio_poll() -> None:
+    """An awaiting receive_async is woken by close() from another thread."""
+    queue = Queue("jobs", clock=SystemClock())
+
+    async def main() -> list[Any]:
+        task = asyncio.create_task(queue.receive_async(wait_time_seconds=20))
+        while not queue._waiters:
+            await asyncio.sleep(0.001)
+        threading.Timer(0.01, queue.close).start()
+        return await asyncio.wait_for(task, timeout=2)
+
+    started = time.monotonic()
+    assert asyncio.run(main()) == []
+    assert time.monotonic() - started < 1
+
+
+def test_a_worker_pool_shuts_down_in_well_under_a_second() -> None:
+    """Broker.close() ends a pool of 16 workers blocked in 20 s long polls on
+    three queues; the broker and its queues refuse later calls."""
+    broker = Broker(account_id="123456789012")
+    queues = [broker.create_queue(f"q{i}") for i in range(3)]
+    stopped = threading.Event()
+    exits: list[str] = []
+
+    def worker(queue: Queue | FifoQueue) -> None:
+        while True:
+            try:
+                for m in queue.receive(10, wait_time_seconds=20):
+                    queue.delete(m.receipt_handle)
+            except ServiceUnavailable:
+                exits.append(queue.name)
+                return
+
+    threads = [
+        threading.Thread(target=worker, args=(queues[i % 3],), daemon=True) for i in range(16)
+    ]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 5
+    while sum(len(q._waiters) for q in queues) < 16 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    started = time.monotonic()
+    with broker:
+        pass  # the context manager closes it
+    for t in threads:
+        t.join(timeout=2)
+        assert not t.is_alive()
+    assert time.monotonic() - started < 0.5
+    assert len(exits) == 16
+    stopped.set()
+    assert broker.closed and all(q.closed for q in queues)
+    for call in (
+        lambda: broker.create_queue("new"),
+        lambda: broker.get_queue("q0"),
+        broker.list_queues,
+        lambda: broker.get_queue_url("q0"),
+        lambda: broker.list_message_move_tasks(queues[0].arn),
+    ):
+        with pytest.raises(ServiceUnavailable):
+            call()
+
+
+def test_queue_as_a_context_manager() -> None:
+    """``with Queue(...) as q:`` closes the queue on the way out."""
+    with Queue("jobs", clock=ManualClock(start=START)) as q:
+        q.send("x")
+    assert q.closed
+    with pytest.raises(ServiceUnavailable):
+        q.receive()
