@@ -89,7 +89,8 @@ def test_every_action_answers_with_aws_xml_shapes(
     )
     url = texts(created, "QueueUrl")[0]
     path = f"/{ACCOUNT}/jobs"
-    assert broker.get_queue("jobs").get_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "45"}
+    timeout = broker.get_queue("jobs").get_attributes(["VisibilityTimeout"])
+    assert timeout == {"VisibilityTimeout": "45"}
     assert texts(
         ok(post(endpoint, {"Action": "GetQueueUrl", "QueueName": "jobs"}), "GetQueueUrl"),
         "QueueUrl",
@@ -371,7 +372,8 @@ def test_get_requests_and_queue_url_paths(endpoint: EndpointHandle) -> None:
             f"/{ACCOUNT}/q",
             400,
             "InvalidParameterValue",
-            "Value 11 for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.",
+            "Value 11 for parameter MaxNumberOfMessages is invalid. "
+            "Reason: Must be between 1 and 10, if provided.",
         ),
         (
             {"Action": "SendMessage", "MessageBody": "x", "MessageAttribute.1.Name": "a"},
