@@ -309,5 +309,8 @@ def test_fixture_reaches_the_broker_from_a_subprocess(
 
 
 def test_import_sqsqueue_does_not_import_uvicorn() -> None:
-    code = "import sys, sqsqueue; assert 'uvicorn' not in sys.modules and 'sqsqueue.server' not in sys.modules"
+    code = (
+        "import sys, sqsqueue; "
+        "assert 'uvicorn' not in sys.modules and 'sqsqueue.server' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
