@@ -107,7 +107,7 @@ def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) ->
             endpoint_url=endpoint.endpoint_url,
             region_name="us-east-1",
             aws_access_key_id="AKID",
-            aws_secret_access_key="secret",  # noqa: S106
+            aws_secret_access_key="secret",
         ) as sqs:
             url = (await sqs.create_queue(QueueName="aio"))["QueueUrl"]
             poll = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=10))
