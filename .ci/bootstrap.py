@@ -36,6 +36,43 @@ def ensure_venv(extras: str) -> Path:
     return python
 
 
+#: Clients the endpoint tests run as their users do, outside the project's venv:
+#: the AWS CLI pins its own botocore, so it gets a venv of its own.
+AWSCLI = "awscli>=1.32"
+NPM_PACKAGES = ["@aws-sdk/client-sqs@^3"]
+
+
+def ensure_clients() -> None:
+    """Install the AWS CLI into ``.venv/awscli`` and the JS SDK into
+    ``.venv/node`` once; a failure stops the run (the tests would fail anyway)."""
+    aws = VENV / "awscli" / "bin" / "aws"
+    if not aws.exists():
+        print(f"[bootstrap] installing {AWSCLI} into {VENV / 'awscli'}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV / "awscli")
+        python = VENV / "awscli" / "bin" / "python"
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", AWSCLI],
+            check=True,
+        )
+    node = VENV / "node"
+    if not (node / "node_modules" / "@aws-sdk" / "client-sqs").exists():
+        print(f"[bootstrap] npm install {' '.join(NPM_PACKAGES)} into {node}", flush=True)
+        node.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(node),
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                *NPM_PACKAGES,
+            ],
+            check=True,
+        )
+
+
 def run(cmd: list[str]) -> int:
     print(f"[run] {' '.join(cmd)}", flush=True)
     return subprocess.run(cmd, cwd=ROOT, check=False).returncode

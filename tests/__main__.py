@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))
-from bootstrap import ensure_venv, run
+from bootstrap import ensure_clients, ensure_venv, run
 
 
 def main() -> int:
-    python = str(ensure_venv("dev,spark,testing"))
+    python = str(ensure_venv("dev,server,spark,testing"))
+    ensure_clients()
     for step in (
         [python, "-m", "ruff", "check", "."],
         [python, "-m", "mypy"],

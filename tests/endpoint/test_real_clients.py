@@ -1,0 +1,119 @@
+"""Real SQS clients against the endpoint, each as its users run it: the AWS CLI
+and Node's AWS SDK v3 as separate processes, aiobotocore over HTTP.
+
+``python3 tests`` installs them (the AWS CLI into ``.venv/awscli``, the npm
+package into ``.venv/node``); a missing client fails these tests, it never
+skips them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from sqsqueue import Broker
+from sqsqueue.server import EndpointHandle
+from tests.endpoint.conftest import ACCOUNT
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv"))
+AWS = VENV / "awscli" / "bin" / "aws"
+NODE_MODULES = VENV / "node" / "node_modules"
+ENV = {
+    **os.environ,
+    "AWS_ACCESS_KEY_ID": "AKID",
+    "AWS_SECRET_ACCESS_KEY": "secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+
+
+def aws(endpoint: EndpointHandle, *args: str, check: bool = True) -> Any:
+    assert AWS.exists(), f"the AWS CLI is not installed at {AWS} (python3 tests installs it)"
+    done = subprocess.run(
+        [str(AWS), "--endpoint-url", endpoint.endpoint_url, "--output", "json", "sqs", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+        check=False,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout) if done.stdout.strip() else {}
+    return done
+
+
+def test_aws_cli(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """create-queue, send, receive, delete, and an error, from the AWS CLI."""
+    url = aws(endpoint, "create-queue", "--queue-name", "cli")["QueueUrl"]
+    assert url == f"{endpoint.endpoint_url}/{ACCOUNT}/cli"
+    aws(endpoint, "send-message", "--queue-url", url, "--message-body", "from the cli")
+    [message] = aws(endpoint, "receive-message", "--queue-url", url)["Messages"]
+    assert message["Body"] == "from the cli"
+    aws(
+        endpoint, "delete-message", "--queue-url", url, "--receipt-handle", message["ReceiptHandle"]
+    )
+    assert (
+        broker.get_queue("cli").get_attributes(["All"])["ApproximateNumberOfMessagesNotVisible"]
+        == "0"
+    )
+    failed = aws(endpoint, "get-queue-url", "--queue-name", "missing", check=False)
+    assert failed.returncode != 0
+    assert "AWS.SimpleQueueService.NonExistentQueue" in failed.stderr
+    assert "The specified queue does not exist." in failed.stderr
+
+
+def test_javascript_sdk_v3(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """@aws-sdk/client-sqs on Node: send, receive with attributes, delete."""
+    assert (NODE_MODULES / "@aws-sdk" / "client-sqs").exists(), (
+        f"@aws-sdk/client-sqs is not installed in {NODE_MODULES} (python3 tests installs it)"
+    )
+    queue = broker.create_queue("js")
+    done = subprocess.run(
+        [
+            "node",
+            str(Path(__file__).parent / "clients" / "sqs_v3.cjs"),
+            str(NODE_MODULES),
+            endpoint.endpoint_url,
+            f"{endpoint.endpoint_url}/{ACCOUNT}/js",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["body"] == "from node" and out["kind"] == "js" and out["count"] == "1"
+    assert out["sentId"] == out["id"]
+    assert out["error"] == "QueueDoesNotExist"
+    assert queue.get_attributes(["All"])["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """aiobotocore with endpoint_url: a long poll answered by a later send."""
+    from aiobotocore.session import get_session
+
+    async def run() -> list[str]:
+        session = get_session()
+        async with session.create_client(
+            "sqs",
+            endpoint_url=endpoint.endpoint_url,
+            region_name="us-east-1",
+            aws_access_key_id="AKID",
+            aws_secret_access_key="secret",
+        ) as sqs:
+            url = (await sqs.create_queue(QueueName="aio"))["QueueUrl"]
+            poll = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=10))
+            await asyncio.sleep(0.3)
+            await sqs.send_message(QueueUrl=url, MessageBody="async")
+            response = await poll
+            return [m["Body"] for m in response["Messages"]]
+
+    assert asyncio.run(run()) == ["async"]

@@ -1,0 +1,316 @@
+"""The HTTP transport: framing errors, Signature V4, binding rules, long polls
+at scale, shutdown, and the ``sqsqueue serve`` command."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from sqsqueue import Broker
+from sqsqueue.server import EndpointHandle, serve
+from tests.endpoint.conftest import ACCOUNT, Reply, raw
+
+JSON = {"Content-Type": "application/x-amz-json-1.0"}
+
+
+def target(action: str) -> dict[str, str]:
+    return {**JSON, "X-Amz-Target": f"AmazonSQS.{action}"}
+
+
+def json_error(reply: Reply, status: int, type_suffix: str) -> None:
+    assert reply.status == status, reply.body
+    body = json.loads(reply.body)
+    assert body["__type"].endswith(f"#{type_suffix}"), body
+    assert "Traceback" not in body["message"]
+
+
+def client(handle: EndpointHandle, key: str = "testing", secret: str = "testing") -> Any:
+    return boto3.client(
+        "sqs",
+        endpoint_url=handle.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+    )
+
+
+class TestBadRequests:
+    """Section 1.4: every bad request gets AWS's 4xx in its own protocol."""
+
+    def test_malformed_json(self, endpoint: EndpointHandle) -> None:
+        reply = raw(endpoint.endpoint_url, "POST", "/", b"{not json", target("ListQueues"))
+        json_error(reply, 400, "SerializationException")
+
+    def test_unknown_json_action(self, endpoint: EndpointHandle) -> None:
+        reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", target("Explode"))
+        json_error(reply, 400, "InvalidAction")
+
+    def test_wrong_types(self, endpoint: EndpointHandle) -> None:
+        body = json.dumps({"QueueName": 5}).encode()
+        reply = raw(endpoint.endpoint_url, "POST", "/", body, target("CreateQueue"))
+        json_error(reply, 400, "InvalidParameterValueException")
+
+    def test_oversized_body_is_413_before_reading_it(self, endpoint: EndpointHandle) -> None:
+        body = b"x" * (4 * 1024 * 1024 + 1)
+        reply = raw(endpoint.endpoint_url, "POST", "/", body, target("SendMessage"))
+        json_error(reply, 413, "RequestEntityTooLargeException")
+
+    def test_too_many_headers(self, endpoint: EndpointHandle) -> None:
+        headers = {**target("ListQueues"), **{f"X-Junk-{i}": "1" for i in range(80)}}
+        reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", headers)
+        json_error(reply, 400, "InvalidRequest")
+
+    def test_header_bytes_are_bounded(self, endpoint: EndpointHandle) -> None:
+        reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", {"X-Big": "a" * 20_000})
+        assert reply.status in (400, 431)
+
+    def test_wrong_method(self, endpoint: EndpointHandle) -> None:
+        reply = raw(endpoint.endpoint_url, "DELETE", "/?Action=ListQueues")
+        assert reply.status == 400
+        assert b"<Code>InvalidRequest</Code>" in reply.body
+
+    def test_garbage_never_crashes(self, endpoint: EndpointHandle, caplog: Any) -> None:
+        """Random bytes, forms and JSON, on both protocols: always a 4xx, never a
+        traceback, never a 500, and the server keeps serving."""
+        rng = random.Random(13)
+        caplog.set_level(logging.ERROR, logger="sqsqueue.server")
+        actions = ["SendMessage", "ReceiveMessage", "CreateQueue", "SendMessageBatch", "Nope"]
+        for i in range(300):
+            kind = i % 3
+            if kind == 0:
+                body = rng.randbytes(rng.randrange(0, 200))
+                headers = target(rng.choice(actions))
+            elif kind == 1:
+                value: Any = rng.choice([None, 1, "x", [], {"a": [1, {"b": None}]}, True, 1e300])
+                body = json.dumps({rng.choice(["QueueUrl", "Entries", "Attributes", "X"]): value})
+                body = body.encode()
+                headers = target(rng.choice(actions))
+            else:
+                fields = [
+                    f"{rng.choice(['Action', 'Attribute.1.Name', 'A..b', '', '%ZZ'])}="
+                    f"{rng.choice(['SendMessage', '', '%00', 'x' * 50])}"
+                    for _ in range(5)
+                ]
+                body = "&".join(fields).encode()
+                headers = {"Content-Type": "application/x-www-form-urlencoded"}
+            reply = raw(endpoint.endpoint_url, "POST", "/", body, headers)
+            assert 400 <= reply.status < 500, (body, reply.body)
+            assert b"Traceback" not in reply.body
+        assert not caplog.records
+        assert raw(endpoint.endpoint_url, "GET", "/?Action=ListQueues").status == 200
+
+    def test_internal_error_is_500_logged_not_leaked(
+        self, endpoint: EndpointHandle, broker: Broker[Any], caplog: Any, monkeypatch: Any
+    ) -> None:
+        def explode(*_: Any, **__: Any) -> Any:
+            raise RuntimeError("secret detail")
+
+        monkeypatch.setattr(broker, "list_queues", explode)
+        with caplog.at_level(logging.ERROR, logger="sqsqueue.server"):
+            reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", target("ListQueues"))
+        assert reply.status == 500
+        assert b"secret detail" not in reply.body and b"Traceback" not in reply.body
+        assert json.loads(reply.body)["__type"].endswith("#InternalError")
+        assert "secret detail" in caplog.text
+
+
+class TestSignatureV4:
+    """Credentials turn on SigV4: wrong signatures get AWS's 403 and change nothing."""
+
+    @pytest.fixture
+    def signed(self, broker: Broker[Any]) -> Any:
+        with broker.serve(
+            credentials={"AKID": "secret", "OTHER": ("other-secret", "210987654321")}
+        ) as handle:
+            yield handle
+
+    def test_right_key_works_and_wrong_ones_change_nothing(
+        self, signed: EndpointHandle, broker: Broker[Any]
+    ) -> None:
+        url = client(signed, "AKID", "secret").create_queue(QueueName="q")["QueueUrl"]
+        for key, secret, code in [
+            ("AKID", "wrong", "SignatureDoesNotMatch"),
+            ("NOBODY", "secret", "InvalidClientTokenId"),
+        ]:
+            with pytest.raises(ClientError) as info:
+                client(signed, key, secret).send_message(QueueUrl=url, MessageBody="x")
+            assert info.value.response["Error"]["Code"] == code
+            assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+        assert broker.get_queue("q").receive() == []
+
+    def test_unsigned_request_is_refused(self, signed: EndpointHandle) -> None:
+        reply = raw(signed.endpoint_url, "GET", "/?Action=ListQueues")
+        assert reply.status == 403
+        assert b"<Code>MissingAuthenticationToken</Code>" in reply.body
+
+    def test_the_key_account_is_the_caller(self, signed: EndpointHandle) -> None:
+        """The verified key's account is the principal the queue policy checks."""
+        owner = client(signed, "AKID", "secret")
+        url = owner.create_queue(QueueName="q")["QueueUrl"]
+        stranger = client(signed, "OTHER", "other-secret")
+        with pytest.raises(ClientError) as info:
+            stranger.send_message(QueueUrl=url, MessageBody="x")
+        assert info.value.response["Error"]["Code"] == "AccessDenied"
+        owner.add_permission(
+            QueueUrl=url, Label="l", AWSAccountIds=["210987654321"], Actions=["SendMessage"]
+        )
+        stranger.send_message(QueueUrl=url, MessageBody="x")
+
+
+class TestBinding:
+    def test_non_loopback_without_credentials_is_refused(self, broker: Broker[Any]) -> None:
+        with pytest.raises(PermissionError, match="without credentials"):
+            broker.serve(host="0.0.0.0")
+
+    def test_allow_anonymous_opens_it(self, broker: Broker[Any]) -> None:
+        with serve(broker, host="0.0.0.0", allow_anonymous=True) as handle:
+            assert (
+                raw(f"http://127.0.0.1:{handle.port}", "GET", "/?Action=ListQueues").status == 200
+            )
+
+    def test_default_is_loopback(self, endpoint: EndpointHandle) -> None:
+        assert endpoint.endpoint_url.startswith("http://127.0.0.1:")
+
+
+class TestLongPolls:
+    def test_many_concurrent_polls_each_answered_by_a_send(self) -> None:
+        """Section 12: 300 open 20 s polls over HTTP hold no thread each and are
+        answered as soon as messages arrive; other requests are not delayed."""
+        broker: Broker[Any] = Broker(account_id=ACCOUNT)  # wall clock
+        queue = broker.create_queue("q")
+        polls = 300
+        with broker.serve() as handle:
+            import http.client
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(handle.endpoint_url)
+            body = json.dumps({"QueueUrl": queue.url, "WaitTimeSeconds": 20}).encode()
+            conns = []
+            threads_before = threading.active_count()
+            for _ in range(polls):
+                conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+                conn.request("POST", "/", body, target("ReceiveMessage"))
+                conns.append(conn)
+            threading.Event().wait(0.5)  # let the requests arrive
+            assert threading.active_count() == threads_before
+            started = time.perf_counter()
+            assert raw(handle.endpoint_url, "GET", "/?Action=ListQueues").status == 200
+            assert time.perf_counter() - started < 2
+            for i in range(polls):
+                queue.send(f"m{i}")
+            bodies = []
+            for conn in conns:
+                reply = conn.getresponse()
+                assert reply.status == 200
+                bodies.extend(m["Body"] for m in json.loads(reply.read())["Messages"])
+                conn.close()
+            assert time.perf_counter() - started < 15
+            assert sorted(bodies) == sorted(f"m{i}" for i in range(polls))
+
+    def test_close_answers_open_polls_at_once(self) -> None:
+        broker: Broker[Any] = Broker(account_id=ACCOUNT)
+        broker.create_queue("q")
+        handle = broker.serve()
+        sqs = client(handle)
+        url = sqs.get_queue_url(QueueName="q")["QueueUrl"]
+        out: list[Any] = []
+        poller = threading.Thread(
+            target=lambda: out.append(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20))
+        )
+        poller.start()
+        threading.Event().wait(0.5)  # let the requests arrive
+        started = time.perf_counter()
+        handle.close()
+        poller.join(10)
+        assert time.perf_counter() - started < 5
+        assert out and "Messages" not in out[0]
+
+
+def test_cli_serves_and_stops_on_sigterm_with_polls_open(tmp_path: Path) -> None:
+    """``python -m sqsqueue serve --port 0`` prints its URL, serves, and stops
+    within seconds on SIGTERM although a long poll is open."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", "--account-id", ACCOUNT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = line.split("serving SQS at ")[1].split()[0]
+        sqs = boto3.client(
+            "sqs",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="y",
+        )
+        queue = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+        assert queue == f"{url}/{ACCOUNT}/jobs"
+        poller = threading.Thread(
+            target=lambda: sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=20)
+        )
+        poller.start()
+        threading.Event().wait(0.5)  # let the requests arrive
+        started = time.perf_counter()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert time.perf_counter() - started < 6
+        poller.join(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_refuses_open_address_without_credentials() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sqsqueue", "serve", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "without credentials" in done.stderr
+
+
+def test_fixture_reaches_the_broker_from_a_subprocess(
+    sqs_endpoint_url: str, sqs_broker: Broker[Any]
+) -> None:
+    """``sqs_endpoint_url``: another process sends to the test's own broker."""
+    queue = sqs_broker.create_queue("jobs")
+    script = (
+        "import boto3,sys; boto3.client('sqs', endpoint_url=sys.argv[1], region_name='us-east-1',"
+        " aws_access_key_id='x', aws_secret_access_key='y')"
+        ".send_message(QueueUrl=sys.argv[2], MessageBody='from a subprocess')"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, sqs_endpoint_url, f"{sqs_endpoint_url}/{ACCOUNT}/jobs"],
+        check=True,
+        timeout=120,
+        env={**os.environ, "AWS_EC2_METADATA_DISABLED": "true"},
+    )
+    assert [m.body for m in queue.receive()] == ["from a subprocess"]
+
+
+def test_import_sqsqueue_does_not_import_uvicorn() -> None:
+    code = (
+        "import sys, sqsqueue; "
+        "assert 'uvicorn' not in sys.modules and 'sqsqueue.server' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
