@@ -43,12 +43,16 @@ Streaming read (``spark.readStream.format("sqs")``)
     A batch's messages are deleted once Spark has committed the batch: on
     ``commit(end)``, or earlier, when the engine asks ``latestOffset(start)``
     for the next batch (it does so only after the batch ending at ``start`` was
-    written to the commit log). A failed batch is never deleted: when the query
-    stops its messages are released (visibility 0) so they are received again
-    at once (option ``releaseOnStop``, default true; with false they come back
-    after their visibility timeout). A restarted query replays a batch planned
-    by an earlier run as an empty batch: that run's messages were not deleted
-    and come back, so nothing is lost. **Guarantee: at least once.** For
+    written to the commit log). A failed batch is never deleted, and the query
+    stops (PySpark ends the reader's process without calling ``stop()``). Its
+    messages come back: a query restarted from the checkpoint replays the
+    failed batch as an empty one and releases its messages (visibility 0, with
+    the receipt handles its offset carries in the offset log; option
+    ``releaseOnRestart``, default true), so the new run receives them at once;
+    without a restart, or with ``releaseOnRestart`` false, they come back after
+    their visibility timeout. Nothing is lost. A batch committed just before a
+    stop, whose delete had not happened yet, comes back after its visibility
+    timeout and is processed again. **Guarantee: at least once.** For
     exactly-once results, write them to a FIFO queue with
     ``message_deduplication_id`` set from the source's ``message_id``.
 
@@ -61,6 +65,7 @@ deletes after commit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -159,9 +164,10 @@ KNOWN_OPTIONS = frozenset(
         "waitTimeSeconds",
         "visibilityTimeout",
         "numPartitions",
-        "releaseOnStop",
+        "releaseOnRestart",
         "heartbeatSeconds",
         "path",  # DataFrameWriter.save(path) passes one; refused below when set
+        "checkpointLocation",  # writeStream passes its own options along
     )
 )
 
@@ -187,7 +193,7 @@ class Connection:
                 f"sqs data source: unknown option(s) {', '.join(unknown)}; known options: "
                 "queueUrl, endpointUrl, region, accessKeyId, secretAccessKey, sessionToken, "
                 "profile, maxAttempts, writeId, maxRetries, maxMessagesPerBatch, "
-                "waitTimeSeconds, visibilityTimeout, numPartitions, releaseOnStop, "
+                "waitTimeSeconds, visibilityTimeout, numPartitions, releaseOnRestart, "
                 "heartbeatSeconds"
             )
         if options.get("path"):
@@ -263,7 +269,7 @@ class Connection:
         try:
             client = self.client(max_attempts=2)
             answer = client.get_queue_attributes(
-                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout", "FifoQueue"]
+                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
             )
         except botocore.exceptions.NoCredentialsError:
             raise SqsConnectionError(
@@ -321,8 +327,8 @@ class SqsDataSource(DataSource):
     call, 5). Write: ``writeId``, ``maxRetries`` (3). Streaming read:
     ``maxMessagesPerBatch`` (1000), ``waitTimeSeconds`` (long poll, 5),
     ``visibilityTimeout`` (default: the queue's), ``numPartitions`` (2),
-    ``releaseOnStop`` (true), ``heartbeatSeconds`` (a third of the visibility
-    timeout).
+    ``releaseOnRestart`` (true), ``heartbeatSeconds`` (a third of the
+    visibility timeout).
     """
 
     def __init__(self, options: dict[str, str]) -> None:
@@ -636,7 +642,7 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_messages = _int_option(options, "maxMessagesPerBatch", 1000, 1, 1_000_000)
         self.wait_time = _int_option(options, "waitTimeSeconds", 5, 0, 20)
         self.num_partitions = _int_option(options, "numPartitions", 2, 1, 10_000)
-        self.release_on_stop = _bool_option(options, "releaseOnStop", True)
+        self.release_on_restart = _bool_option(options, "releaseOnRestart", True)
         raw_visibility = options.get("visibilityTimeout")
         self.visibility: int | None = (
             None
@@ -661,10 +667,12 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._heartbeat_error: str | None = None
+        #: Batches of earlier runs whose messages this run released.
+        self._released: set[tuple[str, int]] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("_client", "_lock", "_held", "_stop", "_thread"):
+        for name in ("_client", "_lock", "_held", "_stop", "_thread", "_released"):
             state.pop(name, None)
         return state
 
@@ -703,7 +711,11 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._batch += 1
             self._held[self._batch] = messages
         self._start_heartbeat()
-        return {"reader": self.reader_id, "batch": self._batch}
+        offset: dict[str, Any] = {"reader": self.reader_id, "batch": self._batch}
+        if self.release_on_restart:
+            # In the checkpoint's offset log, for a restarted query to release.
+            offset["handles"] = [m["ReceiptHandle"] for m in messages]
+        return offset
 
     def _receive(self, wanted: int) -> list[dict[str, Any]]:
         client = self._sqs()
@@ -727,9 +739,12 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         if end.get("reader") != self.reader_id:
-            # Planned by an earlier run of the query: its messages were never
-            # deleted and come back after their visibility timeout (or at once,
-            # released when that run stopped). Nothing to replay here.
+            # Planned by an earlier run of the query, which stopped before the
+            # batch was committed: its messages were never deleted. Release them
+            # (visibility 0) so they come back at once rather than after their
+            # visibility timeout, into a later batch of this run. Only released,
+            # never deleted: nothing here knows whether they were processed.
+            self._release_earlier(end)
             return []
         first = start.get("batch", 0) + 1 if start.get("reader") == self.reader_id else 1
         with self._lock:
@@ -748,6 +763,16 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             size = -(-len(messages) // count)
             buckets = [messages[i : i + size] for i in range(0, len(messages), size)]
         return [MessagePartition(self.queue_name, b) for b in buckets if b]
+
+    def _release_earlier(self, end: Mapping[str, Any]) -> None:
+        key = (str(end.get("reader")), int(end.get("batch", 0)))
+        handles = end.get("handles") or []
+        if key in self._released or not handles:
+            return
+        self._released.add(key)
+        # Stale handles fail: those messages come back after their timeout anyway.
+        with contextlib.suppress(botocore.exceptions.ClientError):
+            self._change_visibility([{"ReceiptHandle": h} for h in handles], 0)
 
     def commit(self, end: dict[str, Any]) -> None:
         self._delete_through(end)
@@ -815,14 +840,11 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._heartbeat_error = str(exc)  # the messages may come back early
 
     def stop(self) -> None:
+        """Stops the heartbeat. (PySpark 4.3 ends this process without calling
+        it when a query stops or fails; nothing relies on it.)"""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        with self._lock:
-            held = [m for batch in self._held.values() for m in batch]
-            self._held.clear()
-        if held and self.release_on_stop and self._client is not None:
-            self._change_visibility(held, 0)
 
     # -- executor side -------------------------------------------------------------
 
