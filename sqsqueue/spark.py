@@ -228,14 +228,12 @@ def register(spark: SparkSession) -> None:
     Reads and writes go through boto3 from Spark's executors, to a broker
     served with ``Broker.serve()`` or to AWS SQS; see
     :mod:`sqsqueue._spark_datasource` for the options and guarantees. Needs
-    boto3 (``pip install 'sqsqueue[aws,spark]'``) on the driver and the workers.
+    boto3 (``pip install 'sqsqueue[spark]'``) on the driver and the workers.
     """
     try:
         from sqsqueue._spark_datasource import SqsDataSource
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "the sqs data source needs boto3: pip install 'sqsqueue[aws,spark]'"
-        ) from exc
+        raise ImportError("the sqs data source needs boto3: pip install 'sqsqueue[spark]'") from exc
     spark.dataSource.register(SqsDataSource)
 
 
