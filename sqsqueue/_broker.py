@@ -45,6 +45,7 @@ from sqsqueue.errors import (
 
 if TYPE_CHECKING:
     from sqsqueue._client import Client
+    from sqsqueue.server import EndpointHandle
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
@@ -613,13 +614,36 @@ class Broker:
         task.failure_reason = reason
         self._running.remove(task)
 
-    def client(self, *, principal: str | None = None) -> Client:
+    def client(self, *, principal: str | None = None, endpoint_url: str | None = None) -> Client:
         """A boto3-shaped client over this broker that needs no boto3: same
         method names, parameters and response dicts, raising
-        :mod:`sqsqueue.errors` exceptions."""
+        :mod:`sqsqueue.errors` exceptions. ``endpoint_url`` makes the queue
+        URLs it answers with point at an HTTP endpoint serving this broker."""
         from sqsqueue._client import Client
 
-        return Client(self, principal=principal)
+        return Client(self, principal=principal, endpoint_url=endpoint_url)
+
+    def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        credentials: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> EndpointHandle:
+        """Serve this broker as an SQS endpoint over HTTP from a background thread.
+
+        Needs the ``sqsqueue[server]`` extra (uvicorn). Returns a handle with
+        ``.endpoint_url`` (``http://127.0.0.1:<port>``; port 0 picks a free one)
+        and ``.close()``, usable as a context manager; the process keeps using
+        the broker natively meanwhile. ``credentials`` (``{access_key_id:
+        secret}``) turns on Signature V4 verification; a non-loopback ``host``
+        is refused without them unless ``allow_anonymous=True``. Other options
+        are those of :func:`sqsqueue.server.serve`. Starting costs one thread
+        and one listening socket; each request costs what its operation costs.
+        """
+        from sqsqueue.server import serve
+
+        return serve(self, host=host, port=port, credentials=credentials, **options)
 
     def __contains__(self, ref: object) -> bool:
         try:

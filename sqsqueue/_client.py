@@ -164,11 +164,23 @@ class Client:
     'test'
 
     ``principal`` (an account id) makes every call on behalf of that account.
+    ``endpoint_url`` (``http://127.0.0.1:9324``) makes the queue URLs it answers
+    with point there instead of at AWS (an HTTP endpoint serving the broker);
+    queue URLs of either form are accepted back.
     """
 
-    def __init__(self, broker: Broker, *, principal: str | None = None) -> None:
+    def __init__(
+        self, broker: Broker, *, principal: str | None = None, endpoint_url: str | None = None
+    ) -> None:
         self.broker = broker
         self.principal = principal
+        self.endpoint_url = endpoint_url.rstrip("/") if endpoint_url else None
+
+    def _url(self, url: str) -> str:
+        """A queue URL as this client shows it (``<endpoint>/<account>/<name>``). O(1)."""
+        if self.endpoint_url is None:
+            return url
+        return f"{self.endpoint_url}/{url.split('/', 3)[3]}"
 
     def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation by its AWS name (``"SendMessage"``) with boto3 params."""
@@ -184,6 +196,18 @@ class Client:
         method: Callable[..., dict[str, Any]] = getattr(self, _snake(operation))
         return method(**dict(params or {}))
 
+    async def call_async(
+        self, operation: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """:meth:`call` for asyncio: a ReceiveMessage long poll awaits the engine
+        (``Queue.receive_async``) and never blocks the event loop; every other
+        operation runs as :meth:`call` does (none of them waits)."""
+        if operation == "ReceiveMessage" and (params is None or isinstance(params, Mapping)):
+            unknown = [k for k in params or () if not isinstance(k, str)]
+            if not unknown:
+                return await self.receive_message_async(**dict(params or {}))
+        return self.call(operation, params)
+
     def _queue(self, p: _Params) -> Queue | FifoQueue:
         return self.broker.get_queue(p.get("QueueUrl", str, required=True))
 
@@ -195,7 +219,7 @@ class Client:
         attributes = p.string_map("Attributes") or {}
         tags = p.string_map("tags")
         queue = self.broker.create_queue(name, attributes=attributes, tags=tags)
-        return {"QueueUrl": queue.url}
+        return {"QueueUrl": self._url(queue.url)}
 
     def delete_queue(self, **params: Any) -> dict[str, Any]:
         p = _Params("DeleteQueue", params, ("QueueUrl",))
@@ -209,7 +233,7 @@ class Client:
             queue_owner_account_id=p.get("QueueOwnerAWSAccountId", str),
             principal=self.principal,
         )
-        return {"QueueUrl": url}
+        return {"QueueUrl": self._url(url)}
 
     def list_queues(self, **params: Any) -> dict[str, Any]:
         p = _Params("ListQueues", params, ("QueueNamePrefix", "NextToken", "MaxResults"))
@@ -220,7 +244,7 @@ class Client:
         )
         out: dict[str, Any] = {}
         if page.queue_urls:
-            out["QueueUrls"] = list(page.queue_urls)
+            out["QueueUrls"] = [self._url(u) for u in page.queue_urls]
         if page.next_token:
             out["NextToken"] = page.next_token
         return out
@@ -233,7 +257,7 @@ class Client:
             next_token=p.get("NextToken", str),
             principal=self.principal,
         )
-        out: dict[str, Any] = {"queueUrls": list(page.queue_urls)}
+        out: dict[str, Any] = {"queueUrls": [self._url(u) for u in page.queue_urls]}
         if page.next_token:
             out["NextToken"] = page.next_token
         return out
@@ -285,7 +309,7 @@ class Client:
         result = queue.send_batch(_entries(entries), principal=self.principal)
         return _batch(result, send=True)
 
-    def receive_message(self, **params: Any) -> dict[str, Any]:
+    def _receive(self, params: dict[str, Any]) -> tuple[Queue | FifoQueue, dict[str, Any]]:
         p = _Params(
             "ReceiveMessage",
             params,
@@ -308,15 +332,26 @@ class Client:
             *(p.strings("MessageSystemAttributeNames") or []),
         ]
         max_messages = p.get("MaxNumberOfMessages", int)
-        messages = queue.receive(
-            1 if max_messages is None else max_messages,
-            visibility_timeout=p.get("VisibilityTimeout", int),
-            wait_time_seconds=p.get("WaitTimeSeconds", int),
-            attribute_names=names,
-            message_attribute_names=p.strings("MessageAttributeNames") or [],
-            receive_request_attempt_id=p.get("ReceiveRequestAttemptId", str),
-            principal=self.principal,
-        )
+        return queue, {
+            "max_messages": 1 if max_messages is None else max_messages,
+            "visibility_timeout": p.get("VisibilityTimeout", int),
+            "wait_time_seconds": p.get("WaitTimeSeconds", int),
+            "attribute_names": names,
+            "message_attribute_names": p.strings("MessageAttributeNames") or [],
+            "receive_request_attempt_id": p.get("ReceiveRequestAttemptId", str),
+            "principal": self.principal,
+        }
+
+    def receive_message(self, **params: Any) -> dict[str, Any]:
+        queue, args = self._receive(params)
+        messages = queue.receive(**args)
+        return {"Messages": [_message(m) for m in messages]} if messages else {}
+
+    async def receive_message_async(self, **params: Any) -> dict[str, Any]:
+        """:meth:`receive_message` awaiting ``Queue.receive_async``: a long poll
+        suspends the calling task, never the event loop. Cost as ``receive``."""
+        queue, args = self._receive(params)
+        messages = await queue.receive_async(**args)
         return {"Messages": [_message(m) for m in messages]} if messages else {}
 
     def delete_message(self, **params: Any) -> dict[str, Any]:

@@ -28,7 +28,15 @@ from sqsqueue.errors import (
     SQSError,
 )
 
-__all__ = ["MAX_REQUEST_BYTES", "SerializationError", "handle"]
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "SerializationError",
+    "decode",
+    "encode",
+    "encode_error",
+    "handle",
+    "handle_async",
+]
 
 TARGET_PREFIX = "AmazonSQS."
 CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -121,7 +129,7 @@ def _json_default(value: object) -> object:
 
 
 def _error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
-    unmodeled = isinstance(err, (*_UNMODELED, SerializationError))
+    unmodeled = isinstance(err, (*_UNMODELED, SerializationError)) or getattr(err, "coral", False)
     namespace = "com.amazon.coral.service" if unmodeled else "com.amazonaws.sqs"
     body = json.dumps({"__type": f"{namespace}#{err.wire_type}", "message": err.message})
     headers = {
@@ -130,6 +138,43 @@ def _error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
         "Content-Type": CONTENT_TYPE,
     }
     return err.http_status, headers, body.encode("utf-8")
+
+
+def decode(
+    target: str | None, body: bytes, headers: Mapping[str, str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """(operation, params) of one awsJson1_0 request; raises :class:`SQSError`
+    for a request AWS would refuse. O(body size)."""
+    if not isinstance(target, str) or not target.startswith(TARGET_PREFIX):
+        raise InvalidAction("The request must name an operation in X-Amz-Target.")
+    operation = target[len(TARGET_PREFIX) :]
+    if operation not in OPERATIONS:
+        raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
+    params = _parse(operation, body)
+    # HTTP header names are case-insensitive (x-amzn-trace-id is the same header).
+    trace = next((v for k, v in (headers or {}).items() if k.lower() == "x-amzn-trace-id"), None)
+    if operation == "SendMessage" and trace and "MessageSystemAttributes" not in params:
+        # An X-Amzn-Trace-Id header is stored as AWSTraceHeader (AWS-obs, 2.1).
+        params["MessageSystemAttributes"] = {
+            "AWSTraceHeader": {"DataType": "String", "StringValue": trace}
+        }
+    return operation, params
+
+
+def encode(result: Mapping[str, Any], request_id: str) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer carrying an operation's response dict."""
+    payload = json.dumps(result, default=_json_default).encode("utf-8")
+    return 200, {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}, payload
+
+
+def encode_error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
+    """The answer AWS sends for ``err`` (section 1.4)."""
+    return _error(err, request_id)
+
+
+def internal_error(exc: BaseException) -> SQSError:
+    """What a client is told of a bug: its exception's class name, never a traceback."""
+    return InternalError(f"Internal error: {type(exc).__name__}")
 
 
 def handle(
@@ -141,25 +186,27 @@ def handle(
     """Answer one awsJson1_0 request: (HTTP status, headers, body)."""
     request_id = str(uuid.uuid4())
     try:
-        if not isinstance(target, str) or not target.startswith(TARGET_PREFIX):
-            raise InvalidAction("The request must name an operation in X-Amz-Target.")
-        operation = target[len(TARGET_PREFIX) :]
-        if operation not in OPERATIONS:
-            raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
-        params = _parse(operation, body)
-        # HTTP header names are case-insensitive (x-amzn-trace-id is the same header).
-        trace = next(
-            (v for k, v in (headers or {}).items() if k.lower() == "x-amzn-trace-id"), None
-        )
-        if operation == "SendMessage" and trace and "MessageSystemAttributes" not in params:
-            # An X-Amzn-Trace-Id header is stored as AWSTraceHeader (AWS-obs, 2.1).
-            params["MessageSystemAttributes"] = {
-                "AWSTraceHeader": {"DataType": "String", "StringValue": trace}
-            }
-        result = client_for().call(operation, params)
-        payload = json.dumps(result, default=_json_default).encode("utf-8")
+        operation, params = decode(target, body, headers)
+        return encode(client_for().call(operation, params), request_id)
     except SQSError as err:
         return _error(err, request_id)
     except Exception as exc:  # a bug: answer as AWS answers its own (500, Receiver)
-        return _error(InternalError(f"Internal error: {type(exc).__name__}"), request_id)
-    return 200, {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}, payload
+        return _error(internal_error(exc), request_id)
+
+
+async def handle_async(
+    client: Client,
+    target: str | None,
+    body: bytes,
+    headers: Mapping[str, str] | None = None,
+    request_id: str | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    """:func:`handle` for asyncio: a ReceiveMessage long poll awaits the engine.
+
+    An unexpected exception propagates (the caller logs it and answers 500)."""
+    request_id = request_id or str(uuid.uuid4())
+    try:
+        operation, params = decode(target, body, headers)
+        return encode(await client.call_async(operation, params), request_id)
+    except SQSError as err:
+        return _error(err, request_id)

@@ -53,3 +53,18 @@ def sqs_client(sqs_broker: Broker) -> Iterator[Any]:
             aws_access_key_id="testing",
             aws_secret_access_key="testing",  # noqa: S106 - never sent anywhere
         )
+
+
+@pytest.fixture
+def sqs_endpoint_url(sqs_broker: Broker) -> Iterator[str]:
+    """``http://127.0.0.1:<port>``: ``sqs_broker`` served over HTTP for the test,
+    so a subprocess, the AWS CLI or any SDK reaches the same broker; needs
+    ``sqsqueue[server]``."""
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the sqs_endpoint_url fixture needs uvicorn: pip install sqsqueue[server]"
+        ) from exc
+    with sqs_broker.serve() as endpoint:
+        yield endpoint.endpoint_url

@@ -8,10 +8,16 @@ from botocore.exceptions import ClientError
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
+#: Where the ``sqs`` fixture's queue URLs point: None for AWS's (in process),
+#: the endpoint URL while the suite runs over HTTP (set by the fixture).
+ENDPOINT: list[str] = []
 
 
 def url_of(name: str, region: str = REGION) -> str:
-    """The queue URL AWS gives ``name`` (section 2.1)."""
+    """The queue URL ``name`` has (section 2.1): AWS's in process, the
+    endpoint's over HTTP."""
+    if ENDPOINT:
+        return f"{ENDPOINT[-1]}/{ACCOUNT}/{name}"
     return f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}"
 
 

@@ -172,6 +172,7 @@ def test_default_broker_when_none_given() -> None:
     assert "q" in broker
 
 
+@pytest.mark.in_process
 def test_second_region_gets_its_own_queues(sqs: Any, broker: Broker) -> None:
     """Section 2.1/5: a client of another region in the same mock talks to that
     region's queues: its own URLs and ARNs, its own namespace."""

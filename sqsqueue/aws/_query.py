@@ -1,0 +1,288 @@
+"""The query protocol codec: form-encoded requests, XML answers (SQS before 2024).
+
+Older SDKs and tools (boto3 before 1.34.90, the AWS CLI v1 of that age,
+kombu's pycurl transport, aws-sdk-java v1, ...) send ``Action=SendMessage&
+Version=2012-11-05&QueueUrl=...&MessageAttribute.1.Name=...`` as a form (POST)
+or a query string (GET), to ``/`` or to the queue URL itself, and read XML.
+
+The shapes come from botocore's own SQS model (``service-2.json``, loaded
+once): which members a request and a result have, their types, which lists
+and maps are flattened. What the JSON model dropped are the query protocol's
+element names; they follow rules read off botocore 1.34.89's query model (the
+last one), applied by :func:`_element` and :func:`_entry`:
+
+* a flattened list's items are named after the list shape without ``List``
+  (``AttributeNameList`` -> ``AttributeName.1``, ``MessageList`` ->
+  ``<Message>``), except ``StringList``/``BinaryList`` (``StringListValue``,
+  ``BinaryListValue``);
+* a map's entries are named after its member in the singular
+  (``Attributes`` -> ``Attribute.1.Name``/``Attribute.1.Value``, ``tags`` ->
+  ``Tag.1.Key``), with ``Key`` for tag maps and ``Name`` otherwise.
+
+The one list the query model never had (ReceiveMessage's
+``MessageSystemAttributeNames``, added with the JSON protocol) is read as
+``MessageSystemAttributeName.N`` (UNCONFIRMED). The parameters then go to the
+same :class:`~sqsqueue._client.Client` as JSON requests: no SQS rule lives
+here. Cost: linear in the size of the request and of the answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from xml.sax.saxutils import escape
+
+from sqsqueue._client import OPERATIONS
+from sqsqueue.aws._errors import MalformedQueryString, MissingAction
+from sqsqueue.errors import InvalidAction, InvalidParameterValue, QueueDoesNotExist, SQSError
+
+__all__ = ["CONTENT_TYPE", "XMLNS", "decode", "encode", "encode_error", "shapes"]
+
+XMLNS = "http://queue.amazonaws.com/doc/2012-11-05/"
+CONTENT_TYPE = "text/xml"
+#: Parameters every query request may carry besides the operation's own
+#: (the action, the API version, and Signature V2 / presigned V4 fields).
+_ENVELOPE = re.compile(r"Action|Version|AWSAccessKeyId|Signature\w*|Timestamp|Expires|X-Amz-.*")
+#: The query protocol's message for an unknown queue (section 1.4).
+_NO_QUEUE = "The specified queue does not exist for this wsdl version."
+_LIST_ITEMS = {
+    "StringList": "StringListValue",
+    "BinaryList": "BinaryListValue",
+    "MessageSystemAttributeList": "MessageSystemAttributeName",
+}
+
+
+@functools.cache
+def shapes() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(operations, shapes) of botocore's SQS model, loaded once (about 50 ms)."""
+    from botocore.loaders import create_loader
+
+    model = create_loader().load_service_model("sqs", "service-2", api_version="2012-11-05")
+    return model["operations"], model["shapes"]
+
+
+def _element(list_shape: str) -> str:
+    return _LIST_ITEMS.get(list_shape, list_shape.removesuffix("List"))
+
+
+def _entry(member: str, map_shape: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(entry name, key name, value name) of a flattened map member."""
+    entry = member[0].upper() + member[1:]
+    key = "Key" if map_shape["key"]["shape"] == "TagKey" else "Name"
+    return entry.removesuffix("s"), key, "Value"
+
+
+def _name(member: str, ref: Mapping[str, Any]) -> str:
+    """The query name of a structure member."""
+    _, table = shapes()
+    shape = table[ref["shape"]]
+    if shape["type"] == "list":
+        return _element(ref["shape"])
+    if shape["type"] == "map":
+        return _entry(member, shape)[0]
+    return member
+
+
+# -- requests ---------------------------------------------------------------------------
+
+
+def _tree(form: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """``a.1.b=x`` pairs as nested dicts ({"a": {"1": {"b": "x"}}}); the last
+    of repeated keys wins."""
+    root: dict[str, Any] = {}
+    for key, value in form:
+        if _ENVELOPE.fullmatch(key):
+            continue
+        parts = key.split(".")
+        node = root
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise MalformedQueryString(f"The parameter {key} conflicts with another.")
+            node = child
+        if isinstance(node.get(parts[-1]), dict):
+            raise MalformedQueryString(f"The parameter {key} conflicts with another.")
+        node[parts[-1]] = value
+    return root
+
+
+def _indexed(node: Any, where: str) -> list[Any]:
+    if not isinstance(node, dict):
+        raise InvalidParameterValue(
+            f"Value for parameter {where} is invalid. Reason: must be a numbered list."
+        )
+    try:
+        items = sorted((int(k), v) for k, v in node.items() if k.isdigit())
+    except ValueError:  # pragma: no cover - isdigit() admits only ints
+        items = []
+    if len(items) != len(node):
+        raise MalformedQueryString(f"The parameter {where} has an entry without a number.")
+    return [v for _, v in items]
+
+
+def _value(shape_name: str, node: Any, where: str) -> Any:
+    _, table = shapes()
+    shape = table[shape_name]
+    kind = shape["type"]
+    if kind == "structure":
+        if not isinstance(node, dict):
+            raise InvalidParameterValue(
+                f"Value for parameter {where} is invalid. Reason: must be a structure."
+            )
+        out: dict[str, Any] = {}
+        for member, ref in shape["members"].items():
+            name = _name(member, ref)
+            if name in node:
+                out[member] = _value(ref["shape"], node[name], f"{where}.{name}".lstrip("."))
+        return out
+    if kind == "list":
+        return [
+            _value(shape["member"]["shape"], item, f"{where}.{i}")
+            for i, item in enumerate(_indexed(node, where), 1)
+        ]
+    if kind == "map":
+        _, key_name, value_name = _entry(where.rsplit(".", 1)[-1], shape)
+        result: dict[str, Any] = {}
+        for i, entry in enumerate(_indexed(node, where), 1):
+            if not isinstance(entry, dict) or not isinstance(entry.get(key_name), str):
+                raise InvalidParameterValue(
+                    f"Value for parameter {where}.{i}.{key_name} is invalid. Reason: missing."
+                )
+            if value_name not in entry:
+                raise InvalidParameterValue(
+                    f"Value for parameter {where}.{i}.{value_name} is invalid. Reason: missing."
+                )
+            result[entry[key_name]] = _value(
+                shape["value"]["shape"], entry[value_name], f"{where}.{i}.{value_name}"
+            )
+        return result
+    if not isinstance(node, str):
+        raise InvalidParameterValue(
+            f"Value for parameter {where} is invalid. Reason: must be a single value."
+        )
+    if kind in ("integer", "long"):
+        if not re.fullmatch(r"-?[0-9]{1,18}", node):
+            raise InvalidParameterValue(
+                f"Value {node} for parameter {where} is invalid. Reason: must be an integer."
+            )
+        return int(node)
+    if kind == "boolean":
+        if node not in ("true", "false"):
+            raise InvalidParameterValue(
+                f"Value {node} for parameter {where} is invalid. Reason: must be true or false."
+            )
+        return node == "true"
+    if kind == "blob":
+        try:
+            return base64.b64decode(node, validate=True)
+        except (binascii.Error, ValueError):
+            raise InvalidParameterValue(
+                f"Value for parameter {where} is invalid. Reason: must be base64."
+            ) from None
+    return node
+
+
+def decode(
+    form: Sequence[tuple[str, str]], path: str, endpoint_url: str
+) -> tuple[str, dict[str, Any]]:
+    """(operation, params) of a query request, ``form`` being its decoded pairs
+    (query string, then body). A queue URL path (``/<account>/<name>``) is the
+    request's QueueUrl unless it names one."""
+    action = None
+    for key, value in form:
+        if key == "Action":
+            action = value
+    if not action:
+        raise MissingAction()
+    if action not in OPERATIONS:
+        raise InvalidAction(f"The action {action} is not valid for this endpoint.")
+    operations, _ = shapes()
+    op = operations[action]
+    params: dict[str, Any] = {}
+    if "input" in op:
+        params = _value(op["input"]["shape"], _tree(form), "")
+        members = shapes()[1][op["input"]["shape"]]["members"]
+        if "QueueUrl" in members and "QueueUrl" not in params and path.strip("/"):
+            params["QueueUrl"] = endpoint_url + "/" + path.strip("/")
+    return action, params
+
+
+# -- answers ----------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    # XML parsers turn a literal CR into LF: AWS sends it as a character reference.
+    return escape(str(value)).replace("\r", "&#xD;")
+
+
+def _xml(shape_name: str, value: Any, out: list[str]) -> None:
+    _, table = shapes()
+    shape = table[shape_name]
+    if shape["type"] != "structure":
+        out.append(_text(value))
+        return
+    for member, ref in shape["members"].items():
+        if member not in value:
+            continue
+        item = value[member]
+        inner = table[ref["shape"]]
+        if inner["type"] == "list":
+            tag = _element(ref["shape"])
+            for element in item:
+                out.append(f"<{tag}>")
+                _xml(inner["member"]["shape"], element, out)
+                out.append(f"</{tag}>")
+        elif inner["type"] == "map":
+            entry, key_name, value_name = _entry(member, inner)
+            for k, v in item.items():
+                out.append(f"<{entry}><{key_name}>{_text(k)}</{key_name}><{value_name}>")
+                _xml(inner["value"]["shape"], v, out)
+                out.append(f"</{value_name}></{entry}>")
+        else:
+            out.append(f"<{member}>")
+            _xml(ref["shape"], item, out)
+            out.append(f"</{member}>")
+
+
+def encode(
+    operation: str, result: Mapping[str, Any], request_id: str
+) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer: ``<OpResponse><OpResult>...</OpResult><ResponseMetadata>``."""
+    operations, _ = shapes()
+    op = operations[operation]
+    out = [f'<?xml version="1.0"?><{operation}Response xmlns="{XMLNS}">']
+    if "output" in op:
+        out.append(f"<{operation}Result>")
+        _xml(op["output"]["shape"], result, out)
+        out.append(f"</{operation}Result>")
+    out.append(
+        f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata>"
+        f"</{operation}Response>"
+    )
+    return 200, _headers(request_id), "".join(out).encode("utf-8")
+
+
+def encode_error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
+    """AWS's ``ErrorResponse``: Type, the legacy Code, Message (section 1.4)."""
+    message = err.message
+    if isinstance(err, QueueDoesNotExist) and message == QueueDoesNotExist().message:
+        message = _NO_QUEUE
+    body = (
+        f'<?xml version="1.0"?><ErrorResponse xmlns="{XMLNS}"><Error>'
+        f"<Type>{'Sender' if err.sender_fault else 'Receiver'}</Type>"
+        f"<Code>{_text(err.query_code)}</Code><Message>{_text(message)}</Message><Detail/>"
+        f"</Error><RequestId>{request_id}</RequestId></ErrorResponse>"
+    )
+    return err.http_status, _headers(request_id), body.encode("utf-8")
+
+
+def _headers(request_id: str) -> dict[str, str]:
+    return {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}
