@@ -36,7 +36,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
 from bench_core import (  # noqa: E402
     Table,
@@ -71,16 +70,6 @@ def report(what: str, figure: str) -> None:
     progress("datasource", what, figure)
 
 
-def serve(broker: Broker) -> tuple[Any, str]:
-    """``Broker.serve()`` (issue 13); until it is on this branch, the tests' stand-in
-    (the same wire handler behind a ThreadingHTTPServer). Says which it used."""
-    if hasattr(broker, "serve"):
-        return broker.serve(host="127.0.0.1", port=0, credentials=None), "`Broker.serve()`"
-    from tests.spark._standin import Served
-
-    return Served(broker), "the tests' stand-in server (Broker.serve() was not on this branch)"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = section_args("bench_datasource.py", argv, "(no profiles here; ignored)")
     sizes = QUICK if args.quick else FULL
@@ -108,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     broker = Broker(clock=SystemClock(), account_id="123456789012")
-    server, served_by = serve(broker)
+    server = broker.serve(host="127.0.0.1", port=0, credentials=None)
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
     moto_host, moto_port = moto.get_host_and_port()
@@ -285,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "One timed run of each (the machine is shared, so read the figures as orders of "
         'magnitude), after an untimed warm-up, in one `local_session("local[4]")`. '
         "100-byte bodies, standard queues. The served broker runs on the system clock "
-        f"in this process, served by {served_by}; moto's `ThreadedMotoServer` runs in this "
+        "in this process, served by `Broker.serve()`; moto's `ThreadedMotoServer` runs in this "
         "process too. Every run checks the queue afterwards (all rows stored; all "
         "messages deleted).",
         ("path", "what runs", "rows", "time", "rows/s"),

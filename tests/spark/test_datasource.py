@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from sqsqueue import Broker, FifoQueue, Queue, SystemClock
-from tests.spark._standin import Served
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -32,7 +31,7 @@ AnyQueue = Queue | FifoQueue
 def served() -> Iterator[tuple[Broker, str]]:
     """A broker on the system clock, served on 127.0.0.1: (broker, endpoint URL)."""
     broker = Broker(clock=SystemClock(), account_id="123456789012")
-    with Served(broker) as handle:
+    with broker.serve(host="127.0.0.1", port=0, credentials=None) as handle:
         yield broker, handle.endpoint_url
 
 
