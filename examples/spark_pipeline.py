@@ -22,9 +22,10 @@ else changes).
    the run ends by checking every good event was counted exactly once against
    the producer's ground truth, and every malformed one reached the DLQ.
 
-Run it with ``python3 examples`` (embedded local Spark) or
-``python3 examples/spark_pipeline.py --master spark://host:7077`` (the workers
-must reach this machine's ``--host``).
+Run it with ``python3 examples`` (embedded local Spark, the default
+``local[2,2]``: tasks retried once). With ``--master`` pointing at a cluster the
+broker, served on 127.0.0.1 here, would have to be served on an address the
+workers reach (``Broker.serve(host=..., credentials=...)``).
 """
 
 from __future__ import annotations

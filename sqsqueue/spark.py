@@ -1,9 +1,17 @@
 """DataFrames into and out of sqsqueue queues (extra ``sqsqueue[spark]``).
 
-Everything here runs in the Spark *driver*, in your Python process: PySpark's
-Python Data Source readers and writers run in JVM-spawned Python workers that
-cannot reach an in-process queue, while ``toLocalIterator``, ``createDataFrame``
-and ``writeStream.foreachBatch`` callbacks run right here.
+Two ways, one per use:
+
+* :func:`register` adds the ``sqs`` data source (``format("sqs")``, in
+  :mod:`sqsqueue._spark_datasource`): Spark's executors read and write over
+  HTTP with boto3, against a broker served with ``Broker.serve()`` or against
+  AWS SQS. This is the way for pipelines.
+* The helpers below run in the Spark *driver*, in your Python process, on an
+  in-process queue (``toLocalIterator``, ``createDataFrame`` and
+  ``writeStream.foreachBatch`` callbacks run right here). They stay for Spark
+  code tested on virtual time: a queue on a ``ManualClock`` cannot be served
+  to Spark's real-time workers, and here a 12-hour visibility timeout passes in
+  a call and :meth:`QueueBatch.reject` releases single messages.
 
 Sink: :func:`write_dataframe` and :func:`foreach_batch_sink`
     Rows are pulled to the driver with ``toLocalIterator`` and sent in batches
