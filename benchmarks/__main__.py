@@ -31,7 +31,7 @@ from bootstrap import ROOT, ensure_venv, run  # type: ignore[import-not-found]
 
 HERE = ROOT / "benchmarks"
 #: Scripts too slow to start for a --quick smoke run.
-NOT_QUICK = {"bench_spark"}
+NOT_QUICK = {"bench_spark", "bench_datasource"}
 
 
 def modules() -> list[str]:

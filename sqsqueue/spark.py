@@ -1,9 +1,17 @@
 """DataFrames into and out of sqsqueue queues (extra ``sqsqueue[spark]``).
 
-Everything here runs in the Spark *driver*, in your Python process: PySpark's
-Python Data Source readers and writers run in JVM-spawned Python workers that
-cannot reach an in-process queue, while ``toLocalIterator``, ``createDataFrame``
-and ``writeStream.foreachBatch`` callbacks run right here.
+Two ways, one per use:
+
+* :func:`register` adds the ``sqs`` data source (``format("sqs")``, in
+  :mod:`sqsqueue._spark_datasource`): Spark's executors read and write over
+  HTTP with boto3, against a broker served with ``Broker.serve()`` or against
+  AWS SQS. This is the way for pipelines.
+* The helpers below run in the Spark *driver*, in your Python process, on an
+  in-process queue (``toLocalIterator``, ``createDataFrame`` and
+  ``writeStream.foreachBatch`` callbacks run right here). They stay for Spark
+  code tested on virtual time: a queue on a ``ManualClock`` cannot be served
+  to Spark's real-time workers, and here a 12-hour visibility timeout passes in
+  a call and :meth:`QueueBatch.reject` releases single messages.
 
 Sink: :func:`write_dataframe` and :func:`foreach_batch_sink`
     Rows are pulled to the driver with ``toLocalIterator`` and sent in batches
@@ -54,6 +62,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -93,6 +102,7 @@ __all__ = [
     "SparkSupportError",
     "foreach_batch_sink",
     "local_session",
+    "register",
     "stream_batches",
     "write_dataframe",
 ]
@@ -199,8 +209,11 @@ def local_session(
     master: str = "local[2,2]", app_name: str = "sqsqueue", **conf: str
 ) -> SparkSession:
     """A local SparkSession tuned for tests and demos: UI off, few shuffle
-    partitions, and ``local[2,2]`` so failed tasks are retried once."""
+    partitions, ``local[2,2]`` so failed tasks are retried once, and Python
+    workers (the ``sqs`` data source's tasks) running this interpreter, so they
+    import the same sqsqueue, boto3 and pyspark."""
     check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -210,10 +223,26 @@ def local_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
+        .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
     )
     for key, value in conf.items():
         builder = builder.config(key.replace("_", "."), value)
     return builder.getOrCreate()
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``sqs`` data source (``format("sqs")``) with ``spark``.
+
+    Reads and writes go through boto3 from Spark's executors, to a broker
+    served with ``Broker.serve()`` or to AWS SQS; see
+    :mod:`sqsqueue._spark_datasource` for the options and guarantees. Needs
+    boto3 (``pip install 'sqsqueue[spark]'``) on the driver and the workers.
+    """
+    try:
+        from sqsqueue._spark_datasource import SqsDataSource
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("the sqs data source needs boto3: pip install 'sqsqueue[spark]'") from exc
+    spark.dataSource.register(SqsDataSource)
 
 
 # -- sink ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ end of the test session.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,16 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 START = 1_700_000_000.0
+
+# The JVM and its Python workers inherit this environment when the session
+# starts: boto3 there must find no credentials of the machine's (every test
+# passes its own, one test checks the error when there are none) and must never
+# ask an instance-metadata address for some (no traffic leaves loopback).
+for _name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+    os.environ.pop(_name, None)
+os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+os.environ["AWS_CONFIG_FILE"] = os.devnull
+os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
