@@ -2,7 +2,7 @@
 
 A :class:`Broker` owns the queue namespace (names, URLs, ARNs), hands messages
 between queues through redrive policies and message move tasks, and applies
-the account-level rules of ``sqs-behaviour.md`` sections 2, 3, 5, 10 and 11:
+the account-level rules of ``docs/aws-behaviour.md`` §§2, 3, 5, 10 and 11:
 idempotent CreateQueue, the 60-second re-create window, ListQueues paging,
 ListDeadLetterSourceQueues, move tasks.
 

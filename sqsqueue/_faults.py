@@ -1,7 +1,7 @@
 """Fault emulation: the legal misbehaviour of real standard queues, on demand.
 
 Real SQS standard queues are at-least-once and best-effort ordered, and short
-polls sample a subset of servers (``sqs-behaviour.md`` sections 10 and 13).
+polls sample a subset of servers (``docs/aws-behaviour.md`` §§10 and 13).
 sqsqueue is exact by default; :class:`Faults` turns on, per queue or per
 broker, deterministic and seeded versions of those behaviours so a test can
 prove its consumer is idempotent and order-tolerant:

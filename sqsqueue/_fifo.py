@@ -1,6 +1,6 @@
 """The FIFO queue: message groups, strict per-group order, deduplication.
 
-Structure (``sqs-behaviour.md`` section 9):
+Structure (``docs/aws-behaviour.md`` §9):
 
 * Each message group is a chain in send order, split in two: ``received``,
   the prefix of messages received at least once (each in flight or visible

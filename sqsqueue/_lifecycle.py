@@ -1,6 +1,6 @@
 """The message lifecycle: everything that changes a message's state lives here.
 
-States and legal transitions (``design.md`` principle 3)::
+States and legal transitions (``docs/design.md`` principle 3)::
 
                 send                    receive                delete
     (none) ---------> DELAYED ---------> VISIBLE ---------> IN FLIGHT ---------> (deleted)

@@ -1,6 +1,6 @@
 """Every SQS quota and range sqsqueue enforces, each with its source.
 
-Section numbers refer to ``shared/sqs-behaviour.md``.
+Section numbers refer to ``docs/aws-behaviour.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Messages: the stored record, the values callers get back, and the MD5s.
 
-Values out, records in (``design.md`` principle 7): callers receive frozen
+Values out, records in (``docs/design.md`` principle 7): callers receive frozen
 ``attrs`` classes (:class:`Message`, :class:`SendResult`, ...); a queue keeps a
 mutable slotted :class:`_Record` per message, tuned for the hot path.
 """

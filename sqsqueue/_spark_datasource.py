@@ -238,7 +238,7 @@ class Connection:
 
     @property
     def fifo(self) -> bool:
-        """FIFO queue names end in ``.fifo`` (sqs-behaviour.md section 9)."""
+        """FIFO queue names end in ``.fifo`` (docs/aws-behaviour.md §9)."""
         return self.queue_url.rstrip("/").endswith(".fifo")
 
     def client(self, *, read_timeout: int = 60, max_attempts: int | None = None) -> Any:

@@ -2,7 +2,7 @@
 
 Each function either returns the normalised value or raises the
 :mod:`sqsqueue.errors` exception AWS would answer with. Messages marked
-UNCONFIRMED in ``sqs-behaviour.md`` are our most plausible guess; the comment
+UNCONFIRMED in ``docs/aws-behaviour.md`` are our most plausible guess; the comment
 beside each one says so.
 """
 

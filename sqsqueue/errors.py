@@ -2,7 +2,7 @@
 
 Every error sqsqueue raises for a bad request is an :class:`SQSError`. Each
 subclass carries, as class attributes, what AWS sends on the wire for that error
-(``sqs-behaviour.md`` sections 1.4 and 3):
+(``docs/aws-behaviour.md`` §§1.4 and 3):
 
 ``code``
     The error's name as the JSON protocol spells it and boto3 raises it: the
@@ -93,7 +93,7 @@ class InternalError(SQSError):
     """An internal failure (HTTP 500, receiver's fault)."""
 
 
-# -- modelled errors (sqs-behaviour.md section 3.1) ------------------------------
+# -- modelled errors (docs/aws-behaviour.md §3.1) ------------------------------
 
 
 class QueueDoesNotExist(SQSError, LookupError):

@@ -2,7 +2,7 @@
 
 :class:`QueueMachine` runs every operation against a real queue (on a
 ``ManualClock``) and against the naive model of ``tests/model.py``, and checks
-after every step that the two agree (``design.md``, "Invariants are code").
+after every step that the two agree (``docs/design.md``, "Invariants are code").
 ``tests/test_stateful_standard.py`` and ``tests/test_stateful_fifo.py`` add the
 queue-type rules (send, receive).
 
@@ -175,7 +175,7 @@ class QueueMachine(RuleBasedStateMachine):
     def expect(self, model_call: Callable[[], T], engine_call: Callable[[], Any]) -> Any:
         """Run one operation on both sides. Returns (model result, engine result),
         or FAILED when the model predicted the very error the engine raised, in
-        which case the engine's state must be unchanged (design.md principle 6)."""
+        which case the engine's state must be unchanged (docs/design.md principle 6)."""
         before = snapshot(self.queue)
         expected: ModelError | None = None
         try:

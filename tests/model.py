@@ -4,7 +4,7 @@ The model is meant to be *obviously* correct rather than fast: every message
 ever sent stays in one plain list, in send order, and every question ("what is
 receivable?", "how many are in flight?") is answered by scanning it. Times are
 integer microseconds, so every deadline comparison is exact. Section numbers
-refer to ``shared/sqs-behaviour.md``.
+refer to ``docs/aws-behaviour.md``.
 
 How a test drives it (see ``tests/test_stateful_*.py``):
 

@@ -1,5 +1,5 @@
 """Atomicity: an operation that fails changes nothing; a batch changes exactly
-what its successful entries say (``design.md`` principle 6; ``sqs-behaviour.md``
+what its successful entries say (``docs/design.md`` principle 6; ``docs/aws-behaviour.md``
 sections 1.4, 2.1, 3, 8, 13).
 
 * Batches: a batch with bad entries among good ones leaves exactly the state

@@ -1,4 +1,4 @@
-"""Broker: the queue namespace (sqs-behaviour.md sections 2, 2.1, 3, 4, 5).
+"""Broker: the queue namespace (docs/aws-behaviour.md §§2, 2.1, 3, 4, 5).
 
 Construction, CreateQueue (types, names, idempotency, the 60-second re-create
 window, tags), GetQueueUrl and lookups, DeleteQueue, ListQueues and

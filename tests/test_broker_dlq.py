@@ -1,5 +1,5 @@
 """Dead-letter queues: RedrivePolicy, RedriveAllowPolicy and the move at
-receive time (sqs-behaviour.md sections 4, 5, 9, 10, 11)."""
+receive time (docs/aws-behaviour.md §§4, 5, 9, 10, 11)."""
 
 from __future__ import annotations
 

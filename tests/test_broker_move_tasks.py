@@ -1,5 +1,5 @@
 """Message move tasks: StartMessageMoveTask, ListMessageMoveTasks,
-CancelMessageMoveTask (sqs-behaviour.md sections 2, 3.1, 4, 11)."""
+CancelMessageMoveTask (docs/aws-behaviour.md §§2, 3.1, 4, 11)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Permissions: AddPermission / RemovePermission, the Policy attribute and
-``principal=`` on every queue operation (sqs-behaviour.md sections 2.1, 3.2, 4, 5)."""
+``principal=`` on every queue operation (docs/aws-behaviour.md §§2.1, 3.2, 4, 5)."""
 
 from __future__ import annotations
 

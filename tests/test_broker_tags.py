@@ -1,4 +1,4 @@
-"""Queue tags: TagQueue, UntagQueue, ListQueueTags (sqs-behaviour.md sections
+"""Queue tags: TagQueue, UntagQueue, ListQueueTags (docs/aws-behaviour.md sections
 2.1 and 4)."""
 
 from __future__ import annotations

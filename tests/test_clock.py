@@ -1,4 +1,4 @@
-"""Clocks: ManualClock and SystemClock (design.md principle 1)."""
+"""Clocks: ManualClock and SystemClock (docs/design.md principle 1)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,17 @@ class TestManualClockReadings:
     """ManualClock starts where told and moves only when told."""
 
     def test_start(self) -> None:
-        """design.md principle 1: The clock reads its start time until moved."""
+        """Design principle 1: The clock reads its start time until moved."""
         clock = ManualClock(start=START)
         assert clock.now() == START
         assert clock.now() == START
 
     def test_default_start_is_zero(self) -> None:
-        """design.md principle 1: Without a start the clock reads 0.0."""
+        """Design principle 1: Without a start the clock reads 0.0."""
         assert ManualClock().now() == 0.0
 
     def test_advance(self) -> None:
-        """design.md principle 1: advance(s) moves time forward by s and returns the new time."""
+        """Design principle 1: advance(s) moves time forward by s and returns the new time."""
         clock = ManualClock(start=START)
         assert clock.advance(30) == START + 30
         assert clock.now() == START + 30
@@ -40,24 +40,24 @@ class TestManualClockReadings:
         assert clock.now() == START + 30.5
 
     def test_advance_zero(self) -> None:
-        """design.md principle 1: advance(0) is allowed and changes nothing."""
+        """Design principle 1: advance(0) is allowed and changes nothing."""
         clock = ManualClock(start=START)
         assert clock.advance(0) == START
 
     def test_advance_to(self) -> None:
-        """design.md principle 1: advance_to(t) moves time to t; t equal to now is allowed."""
+        """Design principle 1: advance_to(t) moves time to t; t equal to now is allowed."""
         clock = ManualClock(start=START)
         assert clock.advance_to(START + 100) == START + 100
         assert clock.now() == START + 100
         assert clock.advance_to(START + 100) == START + 100
 
     def test_is_a_clock(self) -> None:
-        """design.md principle 1: ManualClock and SystemClock implement the Clock interface."""
+        """Design principle 1: ManualClock and SystemClock implement the Clock interface."""
         assert isinstance(ManualClock(), Clock)
         assert isinstance(SystemClock(), Clock)
 
     def test_repr(self) -> None:
-        """design.md principle 1: The repr shows the current time."""
+        """Design principle 1: The repr shows the current time."""
         clock = ManualClock(start=START)
         clock.advance(1)
         assert repr(clock) == f"ManualClock(start={START + 1!r})"
@@ -67,7 +67,7 @@ class TestManualClockRefusals:
     """ManualClock refuses to go backwards and refuses non-numbers, with SQSErrors."""
 
     def test_negative_advance(self) -> None:
-        """design.md principle 1: advance with a negative duration raises and leaves time
+        """Design principle 1: advance with a negative duration raises and leaves time
         unchanged."""
         clock = ManualClock(start=START)
         with pytest.raises(errors.InvalidParameterValue) as info:
@@ -76,7 +76,7 @@ class TestManualClockRefusals:
         assert clock.now() == START
 
     def test_advance_to_the_past(self) -> None:
-        """design.md principle 1: advance_to an earlier time raises and leaves time unchanged."""
+        """Design principle 1: advance_to an earlier time raises and leaves time unchanged."""
         clock = ManualClock(start=START)
         with pytest.raises(errors.InvalidParameterValue):
             clock.advance_to(START - 0.001)
@@ -84,7 +84,7 @@ class TestManualClockRefusals:
 
     @pytest.mark.parametrize("bad", ["1", None, True, float("nan"), float("inf"), [1]])
     def test_non_numbers(self, bad: object) -> None:
-        """design.md principle 1: Non-numeric, boolean, NaN and infinite durations are refused with
+        """Design principle 1: Non-numeric, boolean, NaN and infinite durations are refused with
         SQSErrors."""
         clock = ManualClock(start=START)
         with pytest.raises(errors.SQSError):
@@ -95,19 +95,19 @@ class TestManualClockRefusals:
 
     @pytest.mark.parametrize("bad", ["0", None, float("nan"), float("inf"), True])
     def test_bad_start(self, bad: object) -> None:
-        """design.md principle 1: A non-numeric, boolean or non-finite start is an SQSError."""
+        """Design principle 1: A non-numeric, boolean or non-finite start is an SQSError."""
         with pytest.raises(errors.InvalidParameterValue):
             ManualClock(start=bad)  # type: ignore[arg-type]
 
     @pytest.mark.parametrize("bad", ["0", float("nan"), -1.0, -0.001, True])
     def test_bad_autojump_threshold(self, bad: object) -> None:
-        """design.md principle 1: A negative or non-numeric autojump_threshold is an SQSError."""
+        """Design principle 1: A negative or non-numeric autojump_threshold is an SQSError."""
         with pytest.raises(errors.InvalidParameterValue):
             ManualClock(start=START, autojump_threshold=bad)  # type: ignore[arg-type]
 
     @pytest.mark.parametrize("threshold", [None, 0, 0.5, 2])
     def test_good_autojump_threshold(self, threshold: float | None) -> None:
-        """design.md principle 1: 0, None and positive thresholds are accepted and kept."""
+        """Design principle 1: 0, None and positive thresholds are accepted and kept."""
         assert (
             ManualClock(start=START, autojump_threshold=threshold).autojump_threshold == threshold
         )
@@ -117,7 +117,7 @@ class TestManualClockThreads:
     """ManualClock is thread-safe."""
 
     def test_concurrent_advances_add_up(self) -> None:
-        """design.md principle 1: Concurrent advances from many threads are all applied exactly."""
+        """Design principle 1: Concurrent advances from many threads are all applied exactly."""
         clock = ManualClock(start=START)
         threads = [
             threading.Thread(target=lambda: [clock.advance(1) for _ in range(500)])
@@ -131,7 +131,7 @@ class TestManualClockThreads:
         assert clock.now() == START + 8 * 500
 
     def test_concurrent_advance_to_is_monotonic(self) -> None:
-        """design.md principle 1: Concurrent advance_to calls never move time backwards."""
+        """Design principle 1: Concurrent advance_to calls never move time backwards."""
         clock = ManualClock(start=START)
         seen: list[float] = []
         lock = threading.Lock()
@@ -201,7 +201,7 @@ class TestManualClockWaiting:
             ManualClock(max_wall_wait=bad)  # type: ignore[arg-type]
 
     def test_autojump_zero_jumps_to_deadline(self) -> None:
-        """design.md principle 1: autojump_threshold=0: a wait jumps virtual time to its
+        """Design principle 1: autojump_threshold=0: a wait jumps virtual time to its
         deadline at once."""
         clock = ManualClock(start=START, autojump_threshold=0)
         waiter = Waiter()
@@ -209,14 +209,14 @@ class TestManualClockWaiting:
         assert clock.now() == START + 20
 
     def test_deadline_already_passed(self) -> None:
-        """design.md principle 1: A wait whose deadline has passed returns at once and does not move
+        """Design principle 1: A wait whose deadline has passed returns at once and does not move
         time."""
         clock = ManualClock(start=START)
         assert clock.wait(Waiter(), START - 1) is False
         assert clock.now() == START
 
     def test_woken_waiter(self) -> None:
-        """design.md principle 1: A waiter woken before the wait reports True and time does not
+        """Design principle 1: A waiter woken before the wait reports True and time does not
         move."""
         clock = ManualClock(start=START, autojump_threshold=None)
         waiter = Waiter()
@@ -225,7 +225,7 @@ class TestManualClockWaiting:
         assert clock.now() == START
 
     def test_autojump_none_blocks_until_advance(self) -> None:
-        """design.md principle 1: autojump_threshold=None: a wait blocks until another thread
+        """Design principle 1: autojump_threshold=None: a wait blocks until another thread
         advances the clock."""
         clock = ManualClock(start=START, autojump_threshold=None)
         waiter = Waiter()
@@ -244,7 +244,7 @@ class TestManualClockWaiting:
 
     @pytest.mark.parametrize("threshold", [None, 60])
     def test_wake_from_another_thread_ends_the_wait(self, threshold: float | None) -> None:
-        """design.md principle 1: with autojump_threshold=None, or a positive
+        """Design principle 1: with autojump_threshold=None, or a positive
         threshold not yet reached, a wake from another thread ends the wait and
         time is unchanged."""
         clock = ManualClock(start=START, autojump_threshold=threshold)
@@ -261,14 +261,14 @@ class TestManualClockWaiting:
         assert clock.now() == START
 
     def test_positive_threshold_jumps_when_nobody_acts(self) -> None:
-        """design.md principle 1: A positive threshold waits that long on the wall clock, then jumps
+        """Design principle 1: A positive threshold waits that long on the wall clock, then jumps
         to the deadline."""
         clock = ManualClock(start=START, autojump_threshold=0.001)
         assert clock.wait(Waiter(), START + 20) is False
         assert clock.now() == START + 20
 
     def test_async_autojump(self) -> None:
-        """design.md principle 1: wait_async with autojump 0 jumps to the deadline without blocking
+        """Design principle 1: wait_async with autojump 0 jumps to the deadline without blocking
         the loop."""
         clock = ManualClock(start=START, autojump_threshold=0)
 
@@ -279,7 +279,7 @@ class TestManualClockWaiting:
         assert clock.now() == START + 7
 
     def test_async_wait_woken_by_advance(self) -> None:
-        """design.md principle 1: wait_async with autojump None is woken by an advance from another
+        """Design principle 1: wait_async with autojump None is woken by an advance from another
         task."""
         clock = ManualClock(start=START, autojump_threshold=None)
 
@@ -299,7 +299,7 @@ class TestWaiter:
     """Waiter: the first wake wins, from any thread."""
 
     def test_wake_is_idempotent(self) -> None:
-        """design.md principle 1: Waking twice is harmless; woken stays True."""
+        """Design principle 1: Waking twice is harmless; woken stays True."""
         w = Waiter()
         assert not w.woken
         w.wake()
@@ -308,11 +308,11 @@ class TestWaiter:
         assert w.wait(0) is True
 
     def test_thread_waiter_times_out(self) -> None:
-        """design.md principle 1: An unwoken thread waiter's wait(0) reports False."""
+        """Design principle 1: An unwoken thread waiter's wait(0) reports False."""
         assert Waiter().wait(0) is False
 
     def test_async_waiter_woken_from_thread(self) -> None:
-        """design.md principle 1: An asyncio waiter can be woken from another thread."""
+        """Design principle 1: An asyncio waiter can be woken from another thread."""
 
         async def main() -> bool:
             w = Waiter(asyncio.get_running_loop())
@@ -329,24 +329,24 @@ class TestSystemClock:
     """SystemClock reads time.time() (so freezegun and time-machine work)."""
 
     def test_reads_time_time(self) -> None:
-        """design.md principle 1: now() lies between two time.time() readings taken around it."""
+        """Design principle 1: now() lies between two time.time() readings taken around it."""
         before = time.time()  # noqa: TID251
         now = SystemClock().now()
         after = time.time()  # noqa: TID251
         assert before <= now <= after
 
     def test_follows_patched_time(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """design.md principle 1: now() reads time.time() at call time, so patching time.time moves
+        """Design principle 1: now() reads time.time() at call time, so patching time.time moves
         it."""
         monkeypatch.setattr(time, "time", lambda: 1234.5)
         assert SystemClock().now() == 1234.5
 
     def test_repr(self) -> None:
-        """design.md principle 1: The repr is SystemClock()."""
+        """Design principle 1: The repr is SystemClock()."""
         assert repr(SystemClock()) == "SystemClock()"
 
     def test_wait_with_passed_deadline(self) -> None:
-        """design.md principle 1: A SystemClock wait whose deadline has passed returns at once."""
+        """Design principle 1: A SystemClock wait whose deadline has passed returns at once."""
         clock = SystemClock()
         w = Waiter()
         assert clock.wait(w, clock.now() - 1) is False
@@ -354,11 +354,11 @@ class TestSystemClock:
         assert clock.wait(w, clock.now() + 60) is True
 
     def test_queue_defaults_to_system_clock(self) -> None:
-        """design.md principle 1: a queue without a clock uses SystemClock."""
+        """Design principle 1: a queue without a clock uses SystemClock."""
         assert isinstance(Queue("q").clock, SystemClock)
 
     def test_long_poll_on_system_clock_woken_by_send(self) -> None:
-        """Section 12 / design.md principle 1: a SystemClock long poll returns when another
+        """§12 / docs/design.md principle 1: a SystemClock long poll returns when another
         thread sends (the wait is woken, not timed out)."""
         q = Queue("q", clock=SystemClock())
         got: list[list[Message]] = []

@@ -1,4 +1,4 @@
-"""Thread-safety of a standard queue: concurrent producers and consumers (design.md)."""
+"""Thread-safety of a standard queue: concurrent producers and consumers (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The reusable consumer state machine (``sqsqueue.testing.stateful.ConsumerMachine``):
-correct consumers pass it, broken ones are caught (sqs-behaviour.md sections 8,
+correct consumers pass it, broken ones are caught (docs/aws-behaviour.md §§8,
 9, 10, 11 and 13).
 
 Section 10: standard queues are at-least-once, "consumers must be idempotent";

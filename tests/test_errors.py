@@ -1,4 +1,4 @@
-"""The error classes: AWS codes, query codes, HTTP statuses (sqs-behaviour.md sections 1.4, 3)."""
+"""The error classes: AWS codes, query codes, HTTP statuses (docs/aws-behaviour.md §§1.4, 3)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ class TestErrorBehaviour:
         assert issubclass(cls, Exception)
 
     def test_builtin_bases(self) -> None:
-        """design.md (attrs anchor): Errors also subclass the matching builtin (attrs' habit)."""
+        """docs/design.md anchors: Errors also subclass the matching builtin (attrs' habit)."""
         assert issubclass(errors.InvalidParameterValue, ValueError)
         assert issubclass(errors.MissingParameter, ValueError)
         assert issubclass(errors.ReceiptHandleIsInvalid, ValueError)

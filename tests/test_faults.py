@@ -1,5 +1,5 @@
 """Fault emulation (``sqsqueue.Faults``): the legal non-determinism of standard
-queues, seeded and reproducible (sqs-behaviour.md sections 10, 12 and 13).
+queues, seeded and reproducible (docs/aws-behaviour.md §§10, 12 and 13).
 
 Section 13 lists what an emulator may do on standard queues as optional
 "realism" switches: short-poll partial/empty results for small queues, rare

@@ -1,5 +1,5 @@
 """FifoQueue ReceiveRequestAttemptId: replaying a receive for 5 minutes
-(``sqs-behaviour.md`` sections 2.1, 4 and 9)."""
+(``docs/aws-behaviour.md`` §§2.1, 4 and 9)."""
 
 from __future__ import annotations
 

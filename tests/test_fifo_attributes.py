@@ -1,5 +1,5 @@
 """FifoQueue attributes: defaults, the FIFO-only attributes and their rules,
-and the retroactive queue delay (``sqs-behaviour.md`` sections 2.1, 5 and 9)."""
+and the retroactive queue delay (``docs/aws-behaviour.md`` §§2.1, 5 and 9)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """FifoQueue batch operations: whole-request FIFO errors, batch order within a
 group, deduplication inside a batch and batch deletes and visibility changes on
-locked groups (``sqs-behaviour.md`` sections 2.1, 8 and 9)."""
+locked groups (``docs/aws-behaviour.md`` §§2.1, 8 and 9)."""
 
 from __future__ import annotations
 

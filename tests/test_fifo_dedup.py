@@ -1,5 +1,5 @@
 """FifoQueue deduplication: the 5-minute window, content-based ids and the
-deduplication scope (``sqs-behaviour.md`` sections 2.1, 4, 6 and 9)."""
+deduplication scope (``docs/aws-behaviour.md`` §§2.1, 4, 6 and 9)."""
 
 from __future__ import annotations
 

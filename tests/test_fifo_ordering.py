@@ -1,5 +1,5 @@
 """FifoQueue ordering and message-group locking: every observed case of
-``sqs-behaviour.md`` section 9, the FIFO message counts (section 5), long
+``docs/aws-behaviour.md`` §9, the FIFO message counts (section 5), long
 polling on locked groups (section 12) and a scale sanity check."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""FifoQueue receipt handles and the in-flight limit (``sqs-behaviour.md``
+"""FifoQueue receipt handles and the in-flight limit (``docs/aws-behaviour.md``
 sections 4, 8 and 9)."""
 
 from __future__ import annotations

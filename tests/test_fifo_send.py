@@ -1,5 +1,5 @@
 """FifoQueue send rules: queue names, MessageGroupId, MessageDeduplicationId,
-per-message DelaySeconds and sequence numbers (``sqs-behaviour.md`` sections
+per-message DelaySeconds and sequence numbers (``docs/aws-behaviour.md`` sections
 2.1, 4 and 9)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Hostile input to every public entry point of the Pythonic API
-(``design.md`` principle 6; ``sqs-behaviour.md`` sections 1.4, 2, 3, 4).
+(``docs/design.md`` principle 6; ``docs/aws-behaviour.md`` §§1.4, 2, 3, 4).
 
 Each test draws a method and arguments: plausible values (so calls get past
 the first check and deep into the engine) mixed with wrong types (None, bools,

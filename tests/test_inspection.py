@@ -1,7 +1,7 @@
 """Test-only inspection: ``Queue.inspect()`` and ``Queue.history()``.
 
 ``inspect()`` reports every stored message's lifecycle state (the states of
-sqs-behaviour.md section 8 plus delays, sections 4 and 10) without receiving
+docs/aws-behaviour.md §8 plus delays, sections 4 and 10) without receiving
 it; ``history()`` lists the lifecycle events of one message (sections 8, 10,
 11 and PurgeQueue, section 2.1), timed on the queue's clock.
 """

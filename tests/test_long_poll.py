@@ -1,4 +1,5 @@
-"""Long polling and the in-flight limit on a standard queue (sqs-behaviour.md 2.1, 4, 10, 12).
+"""Long polling and the in-flight limit on a standard queue
+(docs/aws-behaviour.md §§2.1, 4, 10, 12).
 
 Time is virtual: the consumer threads below wait on a ManualClock, so nothing
 here sleeps on the wall clock and nothing asserts on wall-clock durations.
@@ -134,7 +135,7 @@ class TestLongPollSingleThread:
         assert clock.now() == START + 30
 
     def test_positive_autojump_threshold(self) -> None:
-        """Section 12 / design.md principle 1: A positive autojump threshold ends a lonely long poll
+        """§12 / docs/design.md principle 1: A positive autojump threshold ends a lonely long poll
         with [] at the deadline."""
         clock = ManualClock(start=START, autojump_threshold=0.001)
         q = Queue("q", clock=clock)

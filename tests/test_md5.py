@@ -1,4 +1,4 @@
-"""MD5 digests of bodies, message attributes and system attributes (sqs-behaviour.md section 7)."""
+"""MD5 digests of bodies, message attributes and system attributes (docs/aws-behaviour.md §7)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The pytest plugin (``sqsqueue.testing.plugin``), used the way a user would:
 installed through the ``pytest11`` entry point and run in a separate pytest
 process (``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures; sections 1.5
-and 8 of sqs-behaviour.md for what the boto3 flow must show).
+and 8 of docs/aws-behaviour.md for what the boto3 flow must show).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PurgeQueue on a standard queue (sqs-behaviour.md sections 1.4, 2.1, 4)."""
+"""PurgeQueue on a standard queue (docs/aws-behaviour.md §§1.4, 2.1, 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GetQueueAttributes / SetQueueAttributes on a standard queue (sqs-behaviour.md 2.1, 5)."""
+"""GetQueueAttributes / SetQueueAttributes on a standard queue
+(docs/aws-behaviour.md §§2.1, 5)."""
 
 from __future__ import annotations
 

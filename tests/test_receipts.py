@@ -231,7 +231,7 @@ class TestInvalidHandles:
 
 
 class TestHandleEntropy:
-    """Each receive issues a new, unguessable handle (sections 2.1 and 8, design.md)."""
+    """Each receive issues a new, unguessable handle (sections 2.1 and 8, docs/design.md)."""
 
     def test_new_handle_per_receive(self, queue: Queue) -> None:
         """Section 2.1: each receive issues a new ReceiptHandle for the same message."""
@@ -241,7 +241,7 @@ class TestHandleEntropy:
         queue._check()
 
     def test_handles_carry_at_least_128_bits(self, queue: Queue) -> None:
-        """design.md principle 8: handles carry >= 128 unguessable bits: two handles for the
+        """docs/design.md principle 8: handles carry >= 128 unguessable bits: two handles for the
         same message differ in at least 128 bits' worth of their bytes."""
         queue.send("a")
         [a] = queue.receive(visibility_timeout=0)
@@ -253,7 +253,7 @@ class TestHandleEntropy:
         assert sum(x != y for x, y in zip(ra[-16:], rb[-16:], strict=True)) >= 12
 
     def test_handles_differ_between_queues_with_the_same_seed(self, clock: ManualClock) -> None:
-        """design.md principle 8: handles are not predictable from the message alone: two
+        """docs/design.md principle 8: handles are not predictable from the message alone: two
         queues issue different handles for their first message."""
         q1 = Queue("a", clock=clock)
         q2 = Queue("a", clock=clock)

@@ -1,7 +1,7 @@
 """Security: receipt handles that cannot be guessed or forged, permissions on
 every operation that takes a principal, resource limits enforced before
 anything changes, and no code execution on user data
-(``design.md`` principles 6 and 8; ``sqs-behaviour.md`` sections 2.1, 3, 4, 8).
+(``docs/design.md`` principles 6 and 8; ``docs/aws-behaviour.md`` §§2.1, 3, 4, 8).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def state(*queues: Queue | FifoQueue) -> Any:
 
 
 class TestHandleEntropy:
-    """Receipt handles carry at least 128 unguessable bits (design.md principle 8)."""
+    """Receipt handles carry at least 128 unguessable bits (docs/design.md principle 8)."""
 
     def test_ten_thousand_receives_give_distinct_handles_and_tokens(self) -> None:
         """Section 8 / principle 8: 10,000 receives (many of the same messages)

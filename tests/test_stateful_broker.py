@@ -1,6 +1,6 @@
 """Model checking a Broker: a source queue, its dead-letter queue, a third queue
 as a custom move destination, a RedrivePolicy, and message move tasks
-(``sqs-behaviour.md`` sections 4, 8, 9, 10, 11, 12).
+(``docs/aws-behaviour.md`` §§4, 8, 9, 10, 11, 12).
 
 Random sequences of send / receive (short and long polls, on any of the three
 queues) / delete / change visibility (with handles from any queue, stale,
@@ -241,7 +241,7 @@ class BrokerMachine(RuleBasedStateMachine):
     def expect(self, model_call: Callable[[], Any], engine_call: Callable[[], Any]) -> Any:
         """Run one operation on both sides: (model result, engine result), or
         FAILED when the model predicted the very error the engine raised, in
-        which case nothing changed (design.md principle 6).
+        which case nothing changed (docs/design.md principle 6).
 
         A failing operation may still apply what time made due before it
         failed (retention, move-task progress), so the engine catches up before

@@ -1,5 +1,5 @@
 """Model checking a standard queue with fault emulation on
-(``sqs-behaviour.md`` sections 10 and 13; ``sqsqueue/_faults.py``).
+(``docs/aws-behaviour.md`` §§10 and 13; ``sqsqueue/_faults.py``).
 
 The machine of ``tests/test_stateful_standard.py`` runs with
 ``Faults(seed, duplicate_rate, partial_short_polls, reorder)`` drawn at random,

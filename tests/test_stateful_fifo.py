@@ -1,4 +1,4 @@
-"""Model-based testing of the FIFO queue (``sqs-behaviour.md`` sections 4, 5, 8, 9, 12).
+"""Model-based testing of the FIFO queue (``docs/aws-behaviour.md`` §§4, 5, 8, 9, 12).
 
 Random sequences of send / send_batch (six groups, repeated deduplication ids
 and bodies, content-based deduplication on or off, either deduplication scope)

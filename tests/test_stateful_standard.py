@@ -1,4 +1,4 @@
-"""Model-based testing of the standard queue (``sqs-behaviour.md`` sections 4, 5, 8, 10, 12).
+"""Model-based testing of the standard queue (``docs/aws-behaviour.md`` §§4, 5, 8, 10, 12).
 
 Random sequences of send / send_batch / receive (short and long polls) /
 delete / delete_batch / change_visibility / change_visibility_batch / purge /

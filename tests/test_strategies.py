@@ -1,6 +1,6 @@
 """The public hypothesis strategies (``sqsqueue.testing.strategies``) agree with
 the queue's own validation: everything they call valid is accepted and
-round-trips exactly, everything they call invalid is refused (sqs-behaviour.md
+round-trips exactly, everything they call invalid is refused (docs/aws-behaviour.md
 sections 2.1, 4, 6 and 7).
 """
 

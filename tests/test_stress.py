@@ -1,5 +1,5 @@
 """Stress: many producer and consumer threads and asyncio tasks at once
-(``design.md``, thread-safety; ``sqs-behaviour.md`` sections 8, 9, 10, 11, 12).
+(``docs/design.md``, thread-safety; ``docs/aws-behaviour.md`` §§8, 9, 10, 11, 12).
 
 Every test lowers ``sys.setswitchinterval`` to 1 microsecond (restored
 afterwards), so the interpreter switches threads in the middle of operations,

@@ -1,6 +1,6 @@
 """Validation of every caller-supplied value, with AWS's error codes and texts.
 
-Sections 2.1, 3, 4, 5 and 6 of sqs-behaviour.md. Every failing call must leave
+Sections 2.1, 3, 4, 5 and 6 of docs/aws-behaviour.md. Every failing call must leave
 the queue unchanged: the tests compare a snapshot before and after.
 """
 
@@ -730,7 +730,7 @@ class TestQueueName:
             Queue(name, clock=clock)  # type: ignore[arg-type]
 
     def test_bad_clock(self) -> None:
-        """design.md principle 1: A clock that is not a Clock is an SQSError."""
+        """docs/design.md principle 1: A clock that is not a Clock is an SQSError."""
         with pytest.raises(errors.InvalidParameterValue):
             Queue("q", clock=object())  # type: ignore[arg-type]
 

@@ -1,4 +1,4 @@
-"""Visibility timeouts on a standard queue (sqs-behaviour.md sections 4 and 8)."""
+"""Visibility timeouts on a standard queue (docs/aws-behaviour.md §§4 and 8)."""
 
 from __future__ import annotations
 

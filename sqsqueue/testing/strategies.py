@@ -1,5 +1,5 @@
 """Hypothesis strategies for SQS values: every valid character class, and the
-invalid ones to prove rejection (rules from ``sqs-behaviour.md`` sections 2.1,
+invalid ones to prove rejection (rules from ``docs/aws-behaviour.md`` §§2.1,
 4 and 6).
 
 >>> from hypothesis import given

@@ -1,4 +1,4 @@
-"""Fixtures for the boto3 facade tests (sqs-behaviour.md sections 1.5 and 2).
+"""Fixtures for the boto3 facade tests (docs/aws-behaviour.md §§1.5 and 2).
 
 Every test here runs hermetically: AWS credentials, profiles, endpoint
 overrides and the EC2 instance-metadata lookup are removed from the

@@ -1,6 +1,6 @@
 """Batch operations through real boto3: SendMessageBatch, DeleteMessageBatch,
 ChangeMessageVisibilityBatch, whole-request errors and per-entry failures
-(sqs-behaviour.md sections 2, 2.1, 3.1, 4)."""
+(docs/aws-behaviour.md §§2, 2.1, 3.1, 4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``broker.client()``: the boto3-shaped dict client without boto3 — same
 responses as boto3 minus ResponseMetadata, sqsqueue.errors exceptions, AWS's
-texts for missing parameters, principals (sqs-behaviour.md sections 1.4, 2,
+texts for missing parameters, principals (docs/aws-behaviour.md §§1.4, 2,
 2.1, 3)."""
 
 from __future__ import annotations

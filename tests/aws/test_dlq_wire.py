@@ -1,5 +1,5 @@
 """Dead-letter queues through real boto3: RedrivePolicy, the move at receive
-time, ListDeadLetterSourceQueues (sqs-behaviour.md sections 2, 2.1, 5, 9, 10, 11)."""
+time, ListDeadLetterSourceQueues (docs/aws-behaviour.md §§2, 2.1, 5, 9, 10, 11)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Errors as boto3 users see them from AWS: exception class, Error dict
 (legacy query code, QueryErrorCode, Type), HTTP status, request id, str(e)
-(sqs-behaviour.md sections 1.4, 2.1, 3, 8)."""
+(docs/aws-behaviour.md §§1.4, 2.1, 3, 8)."""
 
 from __future__ import annotations
 

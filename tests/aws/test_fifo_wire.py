@@ -1,4 +1,4 @@
-"""FIFO queues through real boto3 (sqs-behaviour.md sections 2.1, 5, 8, 9)."""
+"""FIFO queues through real boto3 (docs/aws-behaviour.md §§2.1, 5, 8, 9)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Messages through real boto3: SendMessage, ReceiveMessage, DeleteMessage,
-ChangeMessageVisibility, response shapes and MD5s (sqs-behaviour.md sections
+ChangeMessageVisibility, response shapes and MD5s (docs/aws-behaviour.md sections
 1.3, 2.1, 6, 7, 8)."""
 
 from __future__ import annotations

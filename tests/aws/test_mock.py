@@ -1,5 +1,5 @@
 """mock_sqs itself: no credentials, what it intercepts and what it leaves
-alone, decorator forms, nesting and regions (sqs-behaviour.md section 1.5)."""
+alone, decorator forms, nesting and regions (docs/aws-behaviour.md §1.5)."""
 
 from __future__ import annotations
 

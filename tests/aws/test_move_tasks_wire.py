@@ -1,5 +1,5 @@
 """Message move tasks through real boto3: StartMessageMoveTask,
-ListMessageMoveTasks, CancelMessageMoveTask (sqs-behaviour.md sections 1.3, 2, 11)."""
+ListMessageMoveTasks, CancelMessageMoveTask (docs/aws-behaviour.md §§1.3, 2, 11)."""
 
 from __future__ import annotations
 

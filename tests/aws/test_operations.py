@@ -1,5 +1,5 @@
 """All 23 operations of the botocore SQS model succeed through real boto3, each
-answered HTTP 200 with AWS's output shape (sqs-behaviour.md sections 1.1, 1.3, 2)."""
+answered HTTP 200 with AWS's output shape (docs/aws-behaviour.md §§1.1, 1.3, 2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Permissions and tags through real boto3: AddPermission, RemovePermission,
 TagQueue, UntagQueue, ListQueueTags, CreateQueue tags, AccessDenied
-(sqs-behaviour.md sections 1.4, 2.1, 3.2, 4)."""
+(docs/aws-behaviour.md §§1.4, 2.1, 3.2, 4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Queue operations through real boto3: CreateQueue, GetQueueUrl, ListQueues,
 GetQueueAttributes, SetQueueAttributes, PurgeQueue, DeleteQueue
-(sqs-behaviour.md sections 1.3, 2, 2.1, 4, 5)."""
+(docs/aws-behaviour.md §§1.3, 2, 2.1, 4, 5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The boto3 resource API over the mock: Queue, Message, collections
-(sqs-behaviour.md section 1.5: botocore runs unchanged, so the resource layer
+(docs/aws-behaviour.md §1.5: botocore runs unchanged, so the resource layer
 built on the client works too)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The raw awsJson1_0 codec ``sqsqueue.aws.handle``: every malformed request is
 answered with a 4xx JSON error of AWS's shape, never an exception and never a
-500 (sqs-behaviour.md sections 1.2, 1.3, 1.4)."""
+500 (docs/aws-behaviour.md §§1.2, 1.3, 1.4)."""
 
 from __future__ import annotations
 
