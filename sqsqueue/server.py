@@ -374,7 +374,11 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: int) -> Any:
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY)
+    # only on sockets whose proto says TCP, and accepted connections inherit the
+    # listening socket's. With Nagle on, h11 writes a response's headers and body
+    # separately and the body waits for the client's delayed ACK: 40 ms a request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
