@@ -91,8 +91,8 @@ def snapshot(queue: Queue | FifoQueue) -> tuple[Any, ...]:
     state: tuple[Any, ...] = (records, queue._last_purge, repr(queue._values))
     if isinstance(queue, FifoQueue):
         state += (
-            sorted((repr(k), e.expires, e.message_id) for k, e in queue._dedup.items()),
-            sorted((k, a.expires, repr(a.items)) for k, a in queue._attempts.items()),
+            sorted((repr(k), e.expires, e.message_id) for k, e in queue._dedup.entries.items()),
+            sorted((k, a.expires, repr(a.items)) for k, a in queue._attempt_ids.entries.items()),
         )
     return state
 

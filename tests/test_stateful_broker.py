@@ -234,7 +234,7 @@ class BrokerMachine(RuleBasedStateMachine):
 
     def state(self) -> tuple[Any, ...]:
         tasks = sorted(
-            (t.task_id, t.status, t.moved) for ts in self.broker._tasks.values() for t in ts
+            (t.task_id, t.status, t.moved) for ts in self.broker._moves._tasks.values() for t in ts
         )
         return (*(snapshot(q) for q in self.queues.values()), tasks)
 
