@@ -21,11 +21,11 @@ from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
-from sqsqueue._message import Message, SendResult, _Record, key_seq
+from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._ordering import FifoOrdering
-from sqsqueue._standard import system_attributes_md5
 from sqsqueue._validate import show
+from sqsqueue._views import message_view
 from sqsqueue.errors import InvalidParameterValue, MissingParameter
 
 __all__ = ["FifoQueue"]
@@ -135,7 +135,7 @@ class _Attempts(_Window):
             items.append((key_seq(rec.skey), rec.receipt_no, rec.rehides))
         attempt.items = items
         return [
-            queue._view(rec, handle, attribute_names, message_attribute_names)
+            message_view(rec, handle, attribute_names, message_attribute_names)
             for rec, handle in zip(records, attempt.handles, strict=True)
         ]
 

@@ -146,6 +146,13 @@ def md5_of_body(body: str) -> str:
     return hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
+def system_attributes_md5(trace_header: str | None) -> str | None:
+    """MD5OfMessageSystemAttributes (section 7.3)."""
+    if trace_header is None:
+        return None
+    return md5_of_attributes((("AWSTraceHeader", "String", trace_header),))
+
+
 def to_value(stored: StoredAttribute) -> MessageAttributeValue:
     _name, data_type, value = stored
     if isinstance(value, str):

@@ -16,20 +16,13 @@ from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
-from sqsqueue._message import SendResult, _Record, md5_of_attributes
+from sqsqueue._message import SendResult, _Record, system_attributes_md5
 from sqsqueue._operations import _BaseQueue, new_send_result
 from sqsqueue._ordering import StandardOrdering
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 
 __all__ = ["Queue"]
-
-
-def system_attributes_md5(trace_header: str | None) -> str | None:
-    """MD5OfMessageSystemAttributes (section 7.3)."""
-    if trace_header is None:
-        return None
-    return md5_of_attributes((("AWSTraceHeader", "String", trace_header),))
 
 
 class Queue(_BaseQueue):

@@ -253,7 +253,9 @@ class FifoMachine(QueueMachine):
     def deduplication_window(self) -> None:
         """The engine remembers exactly the deduplication ids the model does."""
         model = {key: entry for key, entry in self.model.dedup.items() if self.model.now < entry[0]}
-        engine = {key: e for key, e in self.queue._dedup.entries.items() if e.expires > self.model.now}
+        engine = {
+            key: e for key, e in self.queue._dedup.entries.items() if e.expires > self.model.now
+        }
         assert set(model) == set(engine)
         for key, (expires, m) in model.items():
             assert engine[key].expires == expires
