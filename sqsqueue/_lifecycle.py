@@ -245,8 +245,9 @@ class Lifecycle:
     def _stamp(self, rec: _Record, now: int, due: int, sender_id: str) -> None:
         """Give a draft record its sequence number, id, sender and times."""
         self._seq = seq = self._seq + 1
-        rec.skey = key_at(now, seq)
-        rec.vkey = key_at(due, seq)
+        # key_at, inlined: once per message sent.
+        rec.skey = (now << SEQ_BITS) | seq
+        rec.vkey = (due << SEQ_BITS) | seq
         rec.message_id = uuid4(self._rng)
         rec.sender_id = sender_id
 
@@ -291,7 +292,7 @@ class Lifecycle:
         rec.receive_count += 1
         rec.receive_cap = now + _BUDGET_US
         receipt_no = rec.receipt_no = rec.receipt_no + 1
-        handle, rec.token = self._receipts.issue(seq, receipt_no)
+        handle = self._receipts.issue(rec, seq, receipt_no)
         if self._tracks:
             self._ordering.moved(rec, was_fresh)
         if self._observers:
@@ -348,7 +349,8 @@ class Lifecycle:
             # Move tasks first: each acts at its own moments up to ``now``, on the
             # messages as they were then (see _deadletter.MoveTasks.drive).
             self._tick(now)
-        bound = last_key(now - self._retention_us)
+        # The key arithmetic is inlined here (last_key): every operation runs it.
+        bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
         records = self._records
         head = records.get(self._oldest_seq)
         # Fast path, taken by almost every call: the queue is empty, or the
@@ -364,7 +366,7 @@ class Lifecycle:
                 self._drop(rec, "expired", expired_at)
         for window in self._windows:
             window.expire(now)
-        if self._lane_min <= last_key(now):
+        if self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK):
             self._settle(now)
 
     # -- indexes --------------------------------------------------------------------
@@ -403,7 +405,7 @@ class Lifecycle:
         sorted index (IN FLIGHT -> VISIBLE: no state changes, the index does).
         Amortised O(log n) per record moved, O(1) when none is due. Every reader
         of the received indexes calls it first."""
-        bound = last_key(now)
+        bound = (now << SEQ_BITS) | SEQ_MASK  # last_key(now), inlined: hot
         if self._lane_min > bound:
             return
         lane = self._lane

@@ -47,7 +47,7 @@ from sqsqueue._message import (
 )
 from sqsqueue._polling import LongPolling, run_async, run_sync
 from sqsqueue._receipts import Receipts
-from sqsqueue._settings import QueueSettings, attribute_map, names_of
+from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
 from sqsqueue._validate import show
 from sqsqueue._views import message_view
 from sqsqueue.errors import (
@@ -63,7 +63,6 @@ from sqsqueue.errors import (
 )
 
 US = L.US
-_ALL = ("All",)
 #: ``Message(...)`` and ``SendResult(...)`` without the named tuple's
 #: Python-level ``__new__``: half the cost, and one is built for every message
 #: sent or received. The tuple must list every field, in order.
@@ -526,8 +525,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         *,
         visibility_timeout: int | None = None,
         wait_time_seconds: int | None = None,
-        attribute_names: Sequence[str] = _ALL,
-        message_attribute_names: Sequence[str] = _ALL,
+        attribute_names: Sequence[str] = ALL,
+        message_attribute_names: Sequence[str] = ALL,
         receive_request_attempt_id: str | None = None,
         principal: str | None = None,
     ) -> list[Message]:
@@ -566,8 +565,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         *,
         visibility_timeout: int | None = None,
         wait_time_seconds: int | None = None,
-        attribute_names: Sequence[str] = _ALL,
-        message_attribute_names: Sequence[str] = _ALL,
+        attribute_names: Sequence[str] = ALL,
+        message_attribute_names: Sequence[str] = ALL,
         receive_request_attempt_id: str | None = None,
         principal: str | None = None,
     ) -> list[Message]:
@@ -603,20 +602,24 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         it; on a FIFO queue only the latest, while in flight: "DeleteMessage
         operations will fail if the request is received outside of the
         visibility timeout window" (section 8). Refuses forged handles."""
-        seq, receipt_no, token = self._receipts.parse(handle)
-        assert isinstance(handle, str)
-        rec = self._receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)
+        receipts = self._receipts
+        seq, receipt_no, token = receipts.parse(handle)
+        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
         if rec is None or not self._ordering.LATEST_RECEIPT_ONLY:
             return rec, True
         return rec, receipt_no == rec.receipt_no and key_time(rec.vkey) > now
 
     def _delete_one(self, handle: object, now: int) -> None:
-        rec, may_act = self._acting(handle, now)
+        # _acting, inlined: the delete path runs once per message.
+        receipts = self._receipts
+        seq, receipt_no, token = receipts.parse(handle)
+        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
         if rec is None:
             return  # already deleted: DeleteMessage is idempotent (section 8)
-        if not may_act:
-            assert isinstance(handle, str)
-            raise self._expired_handle(handle)
+        if self._ordering.LATEST_RECEIPT_ONLY and not (
+            receipt_no == rec.receipt_no and key_time(rec.vkey) > now
+        ):
+            raise self._expired_handle(handle)  # type: ignore[arg-type]
         if self._faults is not None and _faults.lose_delete(self._faults, self._fault_rng):
             return  # fault emulation: acknowledged, but the message survives
         # The operation's own ``now``: a history stamp must not read the clock

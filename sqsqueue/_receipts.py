@@ -53,15 +53,17 @@ class Receipts:
         mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
         return mac.digest()
 
-    def issue(self, seq: int, receipt_no: int) -> tuple[str, bytes]:
-        """A new handle and its token. O(1); runs once per message received."""
+    def issue(self, rec: _Record, seq: int, receipt_no: int) -> str:
+        """A new handle for receipt ``receipt_no`` of ``rec`` (whose sequence
+        number is ``seq``); its token is kept on the record, where ``verify``
+        finds it. O(1); runs once per message received."""
         mac = self._mac.copy()
         mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
-        token = mac.digest()
+        token = rec.token = mac.digest()
         # binascii directly: base64.b64encode's pure-Python wrapper costs as much
         # as the encoding on this hot path.
         handle = _b2a(_pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False)
-        return handle.decode("ascii"), token
+        return handle.decode("ascii")
 
     def parse(self, handle: object) -> tuple[int, int, bytes]:
         """(seq, receipt number, token) of a handle issued by this queue, or

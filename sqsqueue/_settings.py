@@ -21,7 +21,9 @@ from sqsqueue._validate import show
 from sqsqueue.errors import InvalidAttributeName, InvalidParameterValue
 
 US = L.US
-_ALL = ("All",)
+#: The default of every AttributeNames-style parameter; ``names_of`` knows it by
+#: identity, so the common call pays no validation.
+ALL = ("All",)
 
 
 class QueueSettings(Lifecycle):
@@ -79,7 +81,7 @@ class QueueSettings(Lifecycle):
         self._wait_s = _int(v["ReceiveMessageWaitTimeSeconds"])
 
     def get_attributes(
-        self, names: Iterable[str] = _ALL, *, principal: str | None = None
+        self, names: Iterable[str] = ALL, *, principal: str | None = None
     ) -> dict[str, str]:
         """Queue attributes as AWS's strings (GetQueueAttributes).
 
@@ -242,8 +244,8 @@ class QueueSettings(Lifecycle):
 
 def names_of(param: str, value: object) -> tuple[str, ...]:
     """An AttributeNames-style list of strings, or AWS's error."""
-    if value is _ALL or value is None:
-        return _ALL if value is _ALL else ()  # the defaults: nothing to check
+    if value is ALL or value is None:
+        return ALL if value is ALL else ()  # the defaults: nothing to check
     if isinstance(value, str):
         return (value,)
     if isinstance(value, Iterable):

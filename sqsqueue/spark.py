@@ -110,6 +110,7 @@ __all__ = [
 
 SEND_BATCH = 10
 
+
 class SparkSupportError(RuntimeError):
     """The Spark environment cannot run the connector (Java, Spark Connect)."""
 
