@@ -324,9 +324,7 @@ class Broker(Generic[C]):
             now = self._now_us()
             del self._queues[queue.name]
             self._deleted_at[queue.name] = now
-            queue._deleted = True
-            queue._reset_messages()
-            queue._notify()
+            queue._retire(now)
 
     # -- listing --------------------------------------------------------------------
 

@@ -104,6 +104,10 @@ class _Attempts(_Window):
             return  # nothing to replay: a retry is simply a new receive
         items = [(key_seq(r.skey), r.receipt_no, r.rehides) for r in records]
         self.add(attempt_id, _Attempt(now + L.DEDUP_WINDOW * L.US, items, handles))
+        queue = self._queue
+        if queue._observers:
+            for rec, handle in zip(records, handles, strict=True):
+                queue._report("receive_attempt", rec, now, attempt=attempt_id, handle=handle)
 
     def replay(
         self,

@@ -83,10 +83,14 @@ class Observer(Protocol):
 
     ``event`` is one of ``sent``, ``dead_letter_arrived`` (:meth:`Lifecycle._enqueue`),
     ``received`` (``_deliver``), ``visibility_changed`` (``_rehide``),
-    ``deleted``, ``expired``, ``dead_lettered``, ``moved`` (``_drop``) and
-    ``purged`` (``_purge``, once per message). ``rec`` is the record after the
-    change (before it for drops); ``at`` the moment in microseconds; ``detail``
-    what the event adds (receipt number, new deadline, destination).
+    ``deleted``, ``expired``, ``dead_lettered``, ``moved`` (``_drop``),
+    ``purged`` and ``queue_deleted`` (``_purge``, once per message); and, on
+    FIFO queues, ``receive_attempt`` (a ReceiveRequestAttemptId remembered for
+    a delivered message, ``detail["attempt"]``). ``rec`` is the record after
+    the change (before it for drops); ``at`` the moment in microseconds;
+    ``detail`` what the event adds (receipt number, new deadline, destination).
+    FIFO deduplication entries are not reported apart: each is made by a
+    ``sent`` report (the record's ``dedup_id``, ``group_id`` and send time).
     """
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None: ...
@@ -335,11 +339,12 @@ class Lifecycle:
         if self._tracks:
             self._ordering.unlinked(rec)
 
-    def _purge(self, now: int) -> None:
-        """Every state -> purged, at once. O(n) with observers, else O(1)."""
+    def _purge(self, now: int, reason: str) -> None:
+        """Every state -> ``purged`` (PurgeQueue) or ``queue_deleted``
+        (DeleteQueue), at once. O(n) with observers, else O(1)."""
         if self._observers:
             for rec in self._records.values():
-                self._report("purged", rec, now)
+                self._report(reason, rec, now)
         self._reset_messages()
 
     def _advance(self, now: int) -> None:

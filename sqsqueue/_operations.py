@@ -741,10 +741,20 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             # What was due first happens first (a move task's moves by now).
             self._advance(now)
             self._last_purge = now
-            self._purge(now)
+            self._purge(now, "purged")
             for window in self._windows:
                 window.clear()
             self._notify()
+
+    def _retire(self, now: int) -> None:
+        """The queue was deleted (DeleteQueue): its messages go at once, as
+        ``queue_deleted`` reports, its long polls wake and every later call
+        raises QueueDoesNotExist. Under the broker's lock."""
+        self._deleted = True
+        self._purge(now, "queue_deleted")
+        for window in self._windows:
+            window.clear()
+        self._notify()
 
     def _check(self) -> None:
         """Assert every internal invariant, changing nothing; for tests. O(n)."""

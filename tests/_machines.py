@@ -39,6 +39,7 @@ from hypothesis.stateful import (
 from sqsqueue import FifoQueue, ManualClock, Message, Queue
 from sqsqueue._message import SEQ_BITS
 from sqsqueue.errors import SQSError
+from tests import _mirror as mirror
 from tests._helpers import counts
 from tests.model import US, Fate, ModelError, ModelMessage, ModelQueue, ModelReceipt
 
@@ -331,6 +332,7 @@ class QueueMachine(RuleBasedStateMachine):
     @invariant()
     def engine_invariants(self) -> None:
         self.queue._check()
+        mirror.check(self.queue)
 
     @invariant()
     def agrees_with_model(self) -> None:

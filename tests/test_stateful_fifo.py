@@ -35,6 +35,7 @@ from hypothesis.stateful import initialize, invariant, multiple, rule
 
 from sqsqueue import FifoQueue, SendEntry
 from sqsqueue._message import SEQ_BITS
+from tests import _mirror as mirror
 from tests._machines import (
     FAILED,
     MAX_MESSAGES,
@@ -103,6 +104,7 @@ class FifoMachine(QueueMachine):
             deduplication_scope=scope,
             random=random.Random(1),
         )
+        mirror.attach(self.queue)
         self.model = ModelFifoQueue(
             self.NAME,
             now=to_us(START),
