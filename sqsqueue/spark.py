@@ -82,7 +82,6 @@ from sqsqueue._message import (
     SendEntry,
     SendResult,
 )
-from sqsqueue._spark_schema import OPTIONAL_COLUMNS, SOURCE_SCHEMA
 from sqsqueue._standard import Queue
 from sqsqueue.errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 
@@ -91,6 +90,8 @@ try:
     from pyspark.sql import types as T
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("sqsqueue.spark needs PySpark 4: pip install 'sqsqueue[spark]'") from exc
+
+from sqsqueue._spark_schema import OPTIONAL_COLUMNS, SOURCE_SCHEMA  # needs pyspark, above
 
 if TYPE_CHECKING:
     AnyQueue = Queue | FifoQueue
