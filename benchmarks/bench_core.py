@@ -765,21 +765,22 @@ def primitives_table(qq: float, batched_us: float) -> tuple[Table, float]:
     import timeit
 
     from sqsqueue import _lifecycle as lc
+    from sqsqueue import _receipts as rc
     from sqsqueue import _validate
     from sqsqueue._message import _Record
 
     q = standard_queue("primitives")
     rng = random.Random(1)
-    packed = lc._HANDLE.pack(lc._HANDLE_VERSION, q._tag, 1, 1, q._token(1, 1))
+    packed = rc._HANDLE.pack(rc._HANDLE_VERSION, q._receipts._tag, 1, 1, q._receipts.token(1, 1))
     text = binascii.b2a_base64(packed, newline=False).decode("ascii")
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("message id: a random version-4 UUID string", lambda: lc._uuid4(rng)),
-        ("receipt token: keyed BLAKE2b MAC of (seq, receipt)", lambda: q._token(1, 1)),
+        ("message id: a random version-4 UUID string", lambda: lc.uuid4(rng)),
+        ("receipt token: keyed BLAKE2b MAC of (seq, receipt)", lambda: q._receipts.token(1, 1)),
         (
             "receipt handle: pack + base64, and back",
             lambda: (
                 binascii.b2a_base64(packed, newline=False).decode("ascii"),
-                lc._HANDLE.unpack(binascii.a2b_base64(text, strict_mode=True)),
+                rc._HANDLE.unpack(binascii.a2b_base64(text, strict_mode=True)),
             ),
         ),
         (

@@ -21,7 +21,7 @@ import random as _random
 import re
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, overload
+from typing import Any, Generic, Self, TypeVar, overload
 
 import attrs
 from sortedcontainers import SortedDict
@@ -30,9 +30,12 @@ from sqsqueue import _attributes, _validate
 from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
-from sqsqueue._lifecycle import _attribute_map, _BaseQueue, _draft, _uuid4
+from sqsqueue._operations import _BaseQueue
+from sqsqueue._ports import ServedEndpoint, SQSClient
+from sqsqueue._settings import attribute_map
 from sqsqueue._standard import Queue
 from sqsqueue._validate import show
 from sqsqueue.errors import (
@@ -40,13 +43,8 @@ from sqsqueue.errors import (
     QueueDeletedRecently,
     QueueDoesNotExist,
     QueueNameExists,
-    ResourceNotFoundException,
     ServiceUnavailable,
 )
-
-if TYPE_CHECKING:
-    from sqsqueue._client import Client
-    from sqsqueue.server import EndpointHandle
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
@@ -55,10 +53,6 @@ US = L.US
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
-_ACCOUNT = re.compile(r"[0-9]{12}")
-MOVE_TASK_RATE_MAX = 500
-MOVE_TASKS_LISTED_MAX = 10
-ACTIVE_MOVE_TASKS_MAX = 100
 
 
 @attrs.frozen
@@ -67,52 +61,6 @@ class ListQueuesResult:
 
     queue_urls: tuple[str, ...]
     next_token: str | None = None
-
-
-@attrs.define
-class MoveTask:
-    """A message move task (section 11), as ListMessageMoveTasks reports it."""
-
-    task_id: str
-    source_arn: str
-    destination_arn: str | None
-    max_number_of_messages_per_second: int | None
-    started: int  # microseconds
-    to_move: int
-    moved: int = 0
-    status: str = "RUNNING"
-    failure_reason: str | None = None
-
-    def next_move(self, now: int) -> int:
-        """When the task may take its next step: at once (``now``) without a
-        rate; with one, the first moment at which ``rate * elapsed`` reaches
-        ``moved + 1`` (section 11: at most ``rate`` messages per second)."""
-        rate = self.max_number_of_messages_per_second
-        if rate is None:
-            return now
-        return self.started + -(-(self.moved + 1) * US // rate)
-
-    @property
-    def task_handle(self) -> str:
-        """base64 of ``{"taskId": ..., "sourceArn": ...}`` (AWS-obs, section 11)."""
-        raw = json.dumps({"taskId": self.task_id, "sourceArn": self.source_arn})
-        return base64.b64encode(raw.encode()).decode()
-
-    def to_aws(self) -> dict[str, object]:
-        """The ListMessageMoveTasksResultEntry shape."""
-        out: dict[str, object] = {"Status": self.status, "SourceArn": self.source_arn}
-        if self.status == "RUNNING":
-            out["TaskHandle"] = self.task_handle
-        if self.destination_arn is not None:
-            out["DestinationArn"] = self.destination_arn
-        if self.max_number_of_messages_per_second is not None:
-            out["MaxNumberOfMessagesPerSecond"] = self.max_number_of_messages_per_second
-        out["ApproximateNumberOfMessagesMoved"] = self.moved
-        out["ApproximateNumberOfMessagesToMove"] = self.to_move
-        if self.failure_reason is not None:
-            out["FailureReason"] = self.failure_reason
-        out["StartedTimestamp"] = self.started // 1000
-        return out
 
 
 class Broker(Generic[C]):
@@ -165,26 +113,11 @@ class Broker(Generic[C]):
         faults: Faults | None = None,
         keep_history: bool = False,
     ) -> None:
-        if clock is not None and not isinstance(clock, Clock):
-            raise InvalidParameterValue(
-                f"Value {show(clock)} for parameter clock is invalid. Reason: must be a Clock."
-            )
-        if not isinstance(account_id, str) or not _ACCOUNT.fullmatch(account_id):
-            raise InvalidParameterValue(
-                f"Value {show(account_id)} for parameter account_id is invalid. Reason: an AWS "
-                "account id is 12 digits."
-            )
-        if not isinstance(region, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", region):
-            raise InvalidParameterValue(f"Value {show(region)} for parameter region is invalid.")
-        if random is not None and not isinstance(random, _random.Random):
-            raise InvalidParameterValue(
-                f"Value {show(random)} for parameter random is invalid. Reason: must be a "
-                "random.Random."
-            )
-        if faults is not None and not isinstance(faults, Faults):
-            raise InvalidParameterValue(
-                f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
-            )
+        _validate.instance("clock", clock, Clock, "a Clock")
+        _validate.account_id(account_id)
+        _validate.region(region)
+        _validate.instance("random", random, _random.Random, "a random.Random")
+        _validate.instance("faults", faults, Faults, "a Faults")
         #: The clock every queue of this broker runs on.
         self.clock: C = clock if clock is not None else SystemClock()  # type: ignore[assignment]
         self.region = region
@@ -194,9 +127,7 @@ class Broker(Generic[C]):
         self._lock = threading.RLock()
         self._queues: SortedDict = SortedDict()  # name -> queue
         self._deleted_at: dict[str, int] = {}
-        self._tasks: dict[str, list[MoveTask]] = {}  # source arn -> tasks, oldest first
-        self._running: list[MoveTask] = []
-        self._driving = False
+        self._moves = MoveTasks(self._by_arn, self._sources_of, self._rng, self._lock)
         self._closed = False
         #: Faults given to every standard queue this broker creates.
         self.faults = faults
@@ -315,7 +246,7 @@ class Broker(Generic[C]):
         naming the first that differs (section 2.1). A name deleted less than 60
         seconds ago raises QueueDeletedRecently. O(log q).
         """
-        requested: dict[str, object] = _attribute_map(attributes)
+        requested: dict[str, object] = attribute_map(attributes)
         for key, value in kwargs.items():
             if value is not None:
                 requested[key] = value
@@ -393,9 +324,7 @@ class Broker(Generic[C]):
             now = self._now_us()
             del self._queues[queue.name]
             self._deleted_at[queue.name] = now
-            queue._deleted = True
-            queue._reset_messages()
-            queue._notify()
+            queue._retire(now)
 
     # -- listing --------------------------------------------------------------------
 
@@ -499,65 +428,16 @@ class Broker(Generic[C]):
         of the broker's clock. Returns the task handle.
 
         Moved messages are new messages: new id, new enqueue time. O(log q);
-        the moving itself happens lazily, O(k log n) for k messages moved.
+        the moving itself happens lazily, O(k log n) for k messages moved
+        (``_deadletter.MoveTasks``).
         """
         with self._lock:
             self._check_open()
             now = self._now_us()
             self._drive(now)
-            source = self._by_arn(source_arn)
-            if source is None:
-                raise ResourceNotFoundException(
-                    "The resource that you specified for the SourceArn parameter doesn't exist."
-                )
-            if not self._sources_of(source.arn):
-                raise InvalidParameterValue(
-                    "Source queue must be configured as a Dead Letter Queue."
-                )
-            if destination_arn is not None:
-                destination = self._by_arn(destination_arn)
-                if destination is None:
-                    raise ResourceNotFoundException(
-                        "The resource that you specified for the DestinationArn parameter "
-                        "doesn't exist."
-                    )
-                if source.FIFO and not destination.FIFO:
-                    raise InvalidParameterValue(
-                        "The destination queue of a FIFO dead-letter queue redrive must be "
-                        "a FIFO queue."
-                    )
-                if destination is source:
-                    # Moving a queue into itself never ends (an unlimited task
-                    # would loop forever under the lock). Text UNCONFIRMED.
-                    raise InvalidParameterValue(
-                        "Value for parameter DestinationArn is invalid. Reason: The source "
-                        "and destination queues must be different."
-                    )
-            rate = max_number_of_messages_per_second
-            if rate is not None:
-                rate = _validate.integer(
-                    "MaxNumberOfMessagesPerSecond",
-                    rate,
-                    1,
-                    MOVE_TASK_RATE_MAX,
-                    "Must be between 1 and 500.",
-                )
-            if any(t.source_arn == source.arn for t in self._running):
-                raise InvalidParameterValue(
-                    "There is already a task running. Only one active task is allowed for a "
-                    "source queue arn at a given time."
-                )
-            if len(self._running) >= ACTIVE_MOVE_TASKS_MAX:
-                raise InvalidParameterValue(
-                    "You have reached the maximum of 100 active message move tasks."
-                )
-            source._advance(now)  # expired messages are neither counted nor moved
-            visible, _, _ = source._counts(now)
-            task = MoveTask(_uuid4(self._rng), source.arn, destination_arn, rate, now, visible)
-            self._tasks.setdefault(source.arn, []).append(task)
-            self._running.append(task)
-            self._drive(now)
-            return task.task_handle
+            return self._moves.start(
+                now, source_arn, destination_arn, max_number_of_messages_per_second
+            )
 
     def list_message_move_tasks(
         self, source_arn: str, *, max_results: int | None = None
@@ -566,128 +446,31 @@ class Broker(Generic[C]):
         with self._lock:
             self._check_open()
             self._drive(self._now_us())
-            if self._by_arn(source_arn) is None:
-                raise ResourceNotFoundException(
-                    "The resource that you specified for the SourceArn parameter doesn't exist."
-                )
-            limit = (
-                1
-                if max_results is None
-                else _validate.integer(
-                    "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
-                )
-            )
-            tasks = self._tasks.get(source_arn, [])
-            return [t.to_aws() for t in reversed(tasks[-limit:])]
+            return self._moves.list(source_arn, max_results)
 
     def cancel_message_move_task(self, task_handle: str) -> int:
         """CancelMessageMoveTask: stop a running task; moved messages stay moved.
         Returns the number of messages moved."""
-        try:
-            decoded = json.loads(base64.b64decode(task_handle, validate=True))
-            task_id, source_arn = decoded["taskId"], decoded["sourceArn"]
-            if not isinstance(task_id, str) or not isinstance(source_arn, str):
-                raise TypeError
-        except (ValueError, TypeError, KeyError, binascii.Error, RecursionError):
-            # (UnicodeDecodeError is a ValueError; RecursionError: nested JSON.)
-            raise InvalidParameterValue("Value for parameter TaskHandle is invalid.") from None
+        task_id, source_arn = parse_task_handle(task_handle)
         with self._lock:
             self._check_open()
             self._drive(self._now_us())
-            if self._by_arn(source_arn) is None:
-                raise ResourceNotFoundException(
-                    "The resource that you specified for the SourceArn parameter doesn't exist."
-                )
-            for task in self._tasks.get(source_arn, []):
-                if task.task_id == task_id:
-                    if task.status != "RUNNING":
-                        # Cancel only while RUNNING (section 11); text UNCONFIRMED.
-                        raise InvalidParameterValue("Only active tasks can be cancelled.")
-                    task.status = "CANCELLED"
-                    self._running.remove(task)
-                    return task.moved
-            raise ResourceNotFoundException("Task does not exist.")
+            return self._moves.cancel(task_id, source_arn)
 
     def _drive(self, now: int) -> None:
         """Advance every running move task to ``now`` (called by every operation)."""
-        if not self._running or self._driving:
-            return
-        self._driving = True
-        try:
-            # One step at a time, earliest moment first across all tasks, so that
-            # a task's progress depends only on virtual time, never on when an
-            # operation happens to look.
-            while self._running:
-                task = min(self._running, key=lambda t: t.next_move(now))
-                if task.next_move(now) > now:
-                    break
-                self._drive_task(task, now)
-        finally:
-            self._driving = False
+        self._moves.drive(now)
 
     def _next_move(self, now: int) -> int | None:
-        """The next moment after ``now`` a running task acts: a long poll on any
-        queue of the broker wakes then (a moved message may arrive)."""
-        moves = [t.next_move(now) for t in self._running]
-        return min((t for t in moves if t > now), default=None)
+        return self._moves.next_move(now)
 
-    def _drive_task(self, task: MoveTask, now: int) -> None:
-        """One step of ``task``, at the moment it may take it (``next_move``):
-        move the message of its source that is receivable first then, or, with
-        none, complete. Moved messages are new messages enqueued at that moment."""
-        source = self._by_arn(task.source_arn)
-        if source is None:
-            self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
-            return
-        at = task.next_move(now)
-        # Retention first, as of that moment: a message that expired in the DLQ
-        # must not be redriven back to life (section 10). Re-entry is guarded.
-        source._advance(at)
-        deliver, _ = source._select(at, 1, 0)
-        if not deliver:
-            self._finish(task, "COMPLETED")
-            return
-        rec = deliver[0]
-        target_arn = task.destination_arn or rec.dlq_source_arn
-        target = self._by_arn(target_arn) if target_arn else None
-        if target is None:
-            self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
-            return
-        group_id, dedup_id = rec.group_id, rec.dedup_id if target.FIFO else None
-        if target.FIFO:
-            # A standard message moved into a FIFO queue: its id stands in.
-            group_id = rec.message_id if group_id is None else group_id
-            dedup_id = rec.message_id if dedup_id is None else dedup_id
-        draft = _draft(
-            rec.body,
-            rec.size,
-            rec.attributes,
-            rec.attributes_md5,
-            rec.trace_header,
-            group_id,
-            dedup_id,
-        )
-        result = target._commit(draft, None, at, rec.sender_id)
-        source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
-        target._notify()
-        task.moved += 1
-        if (
-            task.max_number_of_messages_per_second is not None
-            and task.moved >= task.to_move
-            and not source._select(at, 1, 0)[0]
-        ):
-            self._finish(task, "COMPLETED")
-
-    def _finish(self, task: MoveTask, status: str, reason: str | None = None) -> None:
-        task.status = status
-        task.failure_reason = reason
-        self._running.remove(task)
-
-    def client(self, *, principal: str | None = None, endpoint_url: str | None = None) -> Client:
+    def client(self, *, principal: str | None = None, endpoint_url: str | None = None) -> SQSClient:
         """A boto3-shaped client over this broker that needs no boto3: same
         method names, parameters and response dicts, raising
         :mod:`sqsqueue.errors` exceptions. ``endpoint_url`` makes the queue
         URLs it answers with point at an HTTP endpoint serving this broker."""
+        # A documented lazy import: the client is an adapter above the broker
+        # (docs/architecture.md); importing it here would make a cycle.
         from sqsqueue._client import Client
 
         return Client(self, principal=principal, endpoint_url=endpoint_url)
@@ -698,7 +481,7 @@ class Broker(Generic[C]):
         port: int = 0,
         credentials: Mapping[str, Any] | None = None,
         **options: Any,
-    ) -> EndpointHandle:
+    ) -> ServedEndpoint:
         """Serve this broker as an SQS endpoint over HTTP from a background thread.
 
         Needs the ``sqsqueue[server]`` extra (uvicorn). Returns a handle with
@@ -710,6 +493,8 @@ class Broker(Generic[C]):
         are those of :func:`sqsqueue.server.serve`. Starting costs one thread
         and one listening socket; each request costs what its operation costs.
         """
+        # A documented lazy import, as in client(): the server is an adapter
+        # and an optional extra.
         from sqsqueue.server import serve
 
         return serve(self, host=host, port=port, credentials=credentials, **options)

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from sqsqueue._batches import MESSAGE_MEMBERS, system_trace
 from sqsqueue._fifo import FifoQueue
-from sqsqueue._lifecycle import MESSAGE_MEMBERS, system_trace
 from sqsqueue._message import (
     BatchResult,
     Message,
     SendResult,
 )
+from sqsqueue._ports import SQSClient
 from sqsqueue._standard import Queue
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
@@ -160,7 +161,7 @@ def _message(m: Message) -> dict[str, Any]:
     return m.to_aws()
 
 
-class Client:
+class Client(SQSClient):
     """boto3's SQS client surface over a :class:`~sqsqueue.Broker`, without boto3.
 
     >>> from sqsqueue import Broker, ManualClock

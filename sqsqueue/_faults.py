@@ -20,6 +20,7 @@ FIFO queues ignore faults: they stay exact, as AWS's do.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import attrs
@@ -74,3 +75,18 @@ class Faults:
     @property
     def active(self) -> bool:
         return bool(self.duplicate_rate or self.partial_short_polls or self.reorder)
+
+
+def partial_poll(
+    faults: Faults, rng: random.Random, deliver: list[Any], long_poll: bool, depth: int
+) -> list[Any]:
+    """``partial_short_polls``: a short poll on a queue of fewer than 1,000
+    messages returns a random part of what it could (``deliver``)."""
+    if faults.partial_short_polls and not long_poll and depth < SMALL_QUEUE:
+        return deliver[: rng.randint(0, len(deliver))]
+    return deliver
+
+
+def lose_delete(faults: Faults, rng: random.Random) -> bool:
+    """``duplicate_rate``: whether this DeleteMessage is acknowledged but lost."""
+    return rng.random() < faults.duplicate_rate

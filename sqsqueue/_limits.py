@@ -53,6 +53,11 @@ MAX_RECEIVE_COUNT_MIN = 1
 MAX_RECEIVE_COUNT_MAX = 1_000
 #: RedriveAllowPolicy sourceQueueArns: <= 10 (section 5).
 REDRIVE_ALLOW_SOURCES_MAX = 10
+#: StartMessageMoveTask MaxNumberOfMessagesPerSecond: 1..500; at most 100
+#: active tasks; ListMessageMoveTasks MaxResults: 1..10 (section 11).
+MOVE_TASK_RATE_MAX = 500
+ACTIVE_MOVE_TASKS_MAX = 100
+MOVE_TASKS_LISTED_MAX = 10
 #: Number attributes: 38 digits of precision, 10^-128..10^+126 (section 4).
 NUMBER_PRECISION = 38
 NUMBER_EXP_MIN = -128

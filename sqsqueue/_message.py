@@ -11,12 +11,9 @@ import hashlib
 import struct
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import attrs
-
-if TYPE_CHECKING:
-    from sqsqueue._fifo import _Group
 
 __all__ = [
     "BatchFailure",
@@ -35,6 +32,33 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 #: Bits reserved for the per-queue sequence number in packed index keys.
 SEQ_BITS = 40
 SEQ_MASK = (1 << SEQ_BITS) - 1
+
+
+# -- packed index keys ----------------------------------------------------------
+#
+# An index key packs a time (integer microseconds) above a message's sequence
+# number: ``time << SEQ_BITS | seq``. Keys are unique plain ints that order by
+# time, then by send order. These four helpers are the only arithmetic on them.
+
+
+def key_at(t: int, seq: int) -> int:
+    """The key of message ``seq`` at time ``t``."""
+    return (t << SEQ_BITS) | seq
+
+
+def last_key(t: int) -> int:
+    """The largest key at time ``t``: every key ``<= last_key(t)`` is due by ``t``."""
+    return (t << SEQ_BITS) | SEQ_MASK
+
+
+def key_time(key: int) -> int:
+    """The time a key holds."""
+    return key >> SEQ_BITS
+
+
+def key_seq(key: int) -> int:
+    """The sequence number a key holds."""
+    return key & SEQ_MASK
 
 
 @attrs.frozen
@@ -122,6 +146,13 @@ def md5_of_body(body: str) -> str:
     return hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
+def system_attributes_md5(trace_header: str | None) -> str | None:
+    """MD5OfMessageSystemAttributes (section 7.3)."""
+    if trace_header is None:
+        return None
+    return md5_of_attributes((("AWSTraceHeader", "String", trace_header),))
+
+
 def to_value(stored: StoredAttribute) -> MessageAttributeValue:
     _name, data_type, value = stored
     if isinstance(value, str):
@@ -201,25 +232,50 @@ class _Record:
         self.sequence_number: int | None = None
         self.trace_header: str | None = None
         self.dlq_source_arn: str | None = None
-        self.group: _Group | None = None
+        #: The FIFO ordering's chain of this message's group (``_ordering.py``);
+        #: typed loosely so that records know nothing of orderings.
+        self.group: Any = None
 
     @property
     def seq(self) -> int:
-        return self.skey & SEQ_MASK
+        return key_seq(self.skey)
 
     @property
     def sent(self) -> int:
-        return self.skey >> SEQ_BITS
+        return key_time(self.skey)
 
     @property
     def due(self) -> int:
-        return self.vkey >> SEQ_BITS
+        return key_time(self.vkey)
 
     def __repr__(self) -> str:
         return (
             f"_Record(seq={self.seq}, id={self.message_id!r}, due={self.due}, "
             f"receives={self.receive_count})"
         )
+
+
+def draft(
+    body: str,
+    size: int,
+    attributes: tuple[StoredAttribute, ...] | None,
+    attributes_md5: str | None,
+    trace_header: str | None,
+    group_id: str | None,
+    dedup_id: str | None,
+) -> _Record:
+    """A validated message ready to send: a record without sequence number, id,
+    sender or times yet (``Lifecycle._stamp`` gives them, under the lock).
+    The send path builds the record it will store right away rather than an
+    intermediate object: one allocation per message fewer."""
+    rec = _Record(0, 0, "", body, size, attributes, attributes_md5, "")
+    if trace_header is not None:
+        rec.trace_header = trace_header
+    if group_id is not None:
+        rec.group_id = group_id
+    if dedup_id is not None:
+        rec.dedup_id = dedup_id
+    return rec
 
 
 class Message(NamedTuple):

@@ -91,7 +91,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import Row, StringType, StructType
 
-from sqsqueue.spark import OPTIONAL_COLUMNS, SOURCE_SCHEMA
+from sqsqueue._spark_schema import OPTIONAL_COLUMNS, SOURCE_SCHEMA
 
 __all__ = ["SqsDataSource", "SqsOptionError", "SqsWriteError"]
 

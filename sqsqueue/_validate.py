@@ -429,3 +429,31 @@ def queue_name(value: object, *, fifo: bool) -> str:
     raise InvalidParameterValue(
         "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length"
     )
+
+
+# -- constructor arguments (Queue, FifoQueue and Broker share them) ---------------
+
+
+def region(value: object) -> str:
+    """An AWS region name: the ARN and URL are built from it."""
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z0-9-]{1,32}", value):
+        raise InvalidParameterValue(f"Value {show(value)} for parameter region is invalid.")
+    return value
+
+
+def account_id(value: object) -> str:
+    """A 12-digit AWS account id."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9]{12}", value):
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter account_id is invalid. Reason: an "
+            "AWS account id is 12 digits."
+        )
+    return value
+
+
+def instance(name: str, value: object, kind: type | tuple[type, ...], what: str) -> None:
+    """Refuse a ``value`` (not None) of the wrong type: ``what`` names the type."""
+    if value is not None and not isinstance(value, kind):
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter {name} is invalid. Reason: must be {what}."
+        )

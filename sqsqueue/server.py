@@ -56,6 +56,7 @@ from urllib.parse import parse_qsl
 
 from sqsqueue._broker import Broker
 from sqsqueue._client import Client
+from sqsqueue._ports import ServedEndpoint
 from sqsqueue.aws import _errors, _query, _wire
 from sqsqueue.errors import SQSError
 
@@ -400,7 +401,7 @@ def _refuse_open(host: str, credentials: object, allow_anonymous: bool) -> None:
         )
 
 
-class EndpointHandle:
+class EndpointHandle(ServedEndpoint):
     """A running endpoint: ``.endpoint_url``, ``.close()``, a context manager."""
 
     def __init__(self, server: Any, endpoint: Endpoint, sock: socket.socket, host: str) -> None:

@@ -1,7 +1,8 @@
 """Run the whole test suite: ``python3 tests`` from the repository root.
 
 Creates ``.venv`` once, installs sqsqueue with its development extras, then
-runs ruff, ``mypy --strict`` and pytest. Extra arguments go to pytest
+runs ruff, ``mypy --strict``, import-linter (the layering contract in
+``pyproject.toml``, see ``docs/architecture.md``) and pytest. Extra arguments go to pytest
 (``python3 tests -k fifo -x``). ``SQSQUEUE_LONG=1`` runs the model checks at
 depth (see README).
 """
@@ -21,6 +22,7 @@ def main() -> int:
     for step in (
         [python, "-m", "ruff", "check", "."],
         [python, "-m", "mypy"],
+        [str(Path(python).parent / "lint-imports")],
         [python, "-m", "pytest", *sys.argv[1:]],
     ):
         code = run(step)

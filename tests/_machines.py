@@ -39,6 +39,7 @@ from hypothesis.stateful import (
 from sqsqueue import FifoQueue, ManualClock, Message, Queue
 from sqsqueue._message import SEQ_BITS
 from sqsqueue.errors import SQSError
+from tests import _mirror as mirror
 from tests._helpers import counts
 from tests.model import US, Fate, ModelError, ModelMessage, ModelQueue, ModelReceipt
 
@@ -91,8 +92,8 @@ def snapshot(queue: Queue | FifoQueue) -> tuple[Any, ...]:
     state: tuple[Any, ...] = (records, queue._last_purge, repr(queue._values))
     if isinstance(queue, FifoQueue):
         state += (
-            sorted((repr(k), e.expires, e.message_id) for k, e in queue._dedup.items()),
-            sorted((k, a.expires, repr(a.items)) for k, a in queue._attempts.items()),
+            sorted((repr(k), e.expires, e.message_id) for k, e in queue._dedup.entries.items()),
+            sorted((k, a.expires, repr(a.items)) for k, a in queue._attempt_ids.entries.items()),
         )
     return state
 
@@ -331,6 +332,7 @@ class QueueMachine(RuleBasedStateMachine):
     @invariant()
     def engine_invariants(self) -> None:
         self.queue._check()
+        mirror.check(self.queue)
 
     @invariant()
     def agrees_with_model(self) -> None:

@@ -341,11 +341,11 @@ class World:
                     q._deleted,
                     snapshot(q),
                     dict(q._tags),
-                    repr(q._history),
+                    repr(q._history() and q._history().events),
                 )
             )
         tasks = sorted(
-            (t.task_id, t.status, t.moved) for ts in self.broker._tasks.values() for t in ts
+            (t.task_id, t.status, t.moved) for ts in self.broker._moves._tasks.values() for t in ts
         )
         return queues, tasks, dict(self.broker._deleted_at)
 

@@ -540,5 +540,5 @@ class TestFailure:
         broker.delete_queue(dlq.url)
         clock.advance(10)
         assert visible(dest) == 1
-        assert broker._running == []
+        assert broker._moves._running == []
         check_all(broker)

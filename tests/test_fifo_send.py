@@ -235,7 +235,7 @@ class TestSequenceNumber:
                 rec = q._records[next(iter(q._records))]
                 saved = rec.skey
                 rec.skey = (rec.skey & ~SEQ_MASK) | seq
-                text = str(q._next_sequence_number(rec))
+                text = str(q._ordering.sequence_number(rec.seq))
                 rec.skey = saved
                 assert account_id not in text and len(text) == 20
 
@@ -250,7 +250,7 @@ class TestSequenceNumber:
         values = []
         for offset in (0, 1):
             rec.skey = (rec.skey & ~SEQ_MASK) | min(seq + offset, SEQ_MASK)
-            values.append(q._next_sequence_number(rec))
+            values.append(q._ordering.sequence_number(rec.seq))
         assert all(account_id not in str(v) and len(str(v)) == 20 for v in values)
         assert seq + 1 > SEQ_MASK or values[1] > values[0]
 

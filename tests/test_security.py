@@ -115,8 +115,8 @@ class TestHandleEntropy:
         queues += [broker.create_queue(f"q{i}") for i in range(200)]
         # The key itself is sealed inside a keyed BLAKE2b state; distinct keys
         # show as distinct MACs of the same (seq, receipt no).
-        assert len({q._token(1, 1) for q in queues}) == len(queues)
-        assert len({q._tag for q in queues}) == len(queues)
+        assert len({q._receipts.token(1, 1) for q in queues}) == len(queues)
+        assert len({q._receipts._tag for q in queues}) == len(queues)
 
     def test_seeded_queues_of_different_names_do_not_share_keys(self) -> None:
         """Principle 8: a seeded random source makes handles reproducible (for
@@ -125,7 +125,7 @@ class TestHandleEntropy:
         clock = ManualClock(start=START)
         a = Queue("a", clock=clock, random=random.Random(1))
         b = Queue("b", clock=clock, random=random.Random(1))
-        assert a._token(1, 1) != b._token(1, 1)
+        assert a._receipts.token(1, 1) != b._receipts.token(1, 1)
         a.send("x")
         [m] = a.receive()
         with pytest.raises(errors.ReceiptHandleIsInvalid):

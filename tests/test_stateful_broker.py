@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 from sqsqueue import Broker, FifoQueue, ManualClock, Message, Queue
 from sqsqueue._message import SEQ_BITS, SEQ_MASK
 from sqsqueue.errors import SQSError
+from tests import _mirror as mirror
 from tests._helpers import counts
 from tests._machines import (
     CHANGE_VT,
@@ -136,6 +137,7 @@ class BrokerMachine(RuleBasedStateMachine):
         self.queues[name] = self.broker.create_queue(
             name, attributes={"MessageRetentionPeriod": str(retention), **attributes}
         )
+        mirror.attach(self.queues[name])
         model: ModelQueue
         if self.FIFO:
             model = ModelFifoQueue(name, now=self.model.now, retention=retention)
@@ -234,7 +236,7 @@ class BrokerMachine(RuleBasedStateMachine):
 
     def state(self) -> tuple[Any, ...]:
         tasks = sorted(
-            (t.task_id, t.status, t.moved) for ts in self.broker._tasks.values() for t in ts
+            (t.task_id, t.status, t.moved) for ts in self.broker._moves._tasks.values() for t in ts
         )
         return (*(snapshot(q) for q in self.queues.values()), tasks)
 
@@ -443,6 +445,7 @@ class BrokerMachine(RuleBasedStateMachine):
     def engine_invariants(self) -> None:
         for q in self.queues.values():
             q._check()
+            mirror.check(q)
 
     @invariant()
     def agrees_with_model(self) -> None:

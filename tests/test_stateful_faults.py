@@ -41,6 +41,7 @@ from hypothesis.stateful import initialize, multiple, precondition, rule
 from sqsqueue import Faults, Queue
 from sqsqueue._faults import REORDER_WINDOW, SMALL_QUEUE
 from sqsqueue._message import SEQ_BITS
+from tests import _mirror as mirror
 from tests._machines import MAX_MESSAGES, RECEIVE_VT, RETENTION, START, WAIT, Handle, record, to_us
 from tests._profiles import machine_settings
 from tests.model import Fate, ModelError, ModelMessage, ModelStandardQueue
@@ -76,6 +77,7 @@ class FaultsMachine(StandardMachine):
             random=random.Random(1),
             faults=faults,
         )
+        mirror.attach(self.queue)
         self.model = ModelStandardQueue(self.NAME, now=to_us(START), retention=retention)
         for body, delay in initial:
             self.send(body, delay)

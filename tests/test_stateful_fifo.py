@@ -35,6 +35,7 @@ from hypothesis.stateful import initialize, invariant, multiple, rule
 
 from sqsqueue import FifoQueue, SendEntry
 from sqsqueue._message import SEQ_BITS
+from tests import _mirror as mirror
 from tests._machines import (
     FAILED,
     MAX_MESSAGES,
@@ -103,6 +104,7 @@ class FifoMachine(QueueMachine):
             deduplication_scope=scope,
             random=random.Random(1),
         )
+        mirror.attach(self.queue)
         self.model = ModelFifoQueue(
             self.NAME,
             now=to_us(START),
@@ -253,7 +255,9 @@ class FifoMachine(QueueMachine):
     def deduplication_window(self) -> None:
         """The engine remembers exactly the deduplication ids the model does."""
         model = {key: entry for key, entry in self.model.dedup.items() if self.model.now < entry[0]}
-        engine = {key: e for key, e in self.queue._dedup.items() if e.expires > self.model.now}
+        engine = {
+            key: e for key, e in self.queue._dedup.entries.items() if e.expires > self.model.now
+        }
         assert set(model) == set(engine)
         for key, (expires, m) in model.items():
             assert engine[key].expires == expires

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, multiple, rule
 
 from sqsqueue import Queue, SendEntry
+from tests import _mirror as mirror
 from tests._machines import (
     MAX_MESSAGES,
     RECEIVE_VT,
@@ -54,6 +55,7 @@ class StandardMachine(QueueMachine):
             message_retention_period=retention,
             random=random.Random(1),
         )
+        mirror.attach(self.queue)
         self.model = ModelStandardQueue(self.NAME, now=to_us(START), retention=retention)
         for body, delay in initial:
             self.send(body, delay)

@@ -167,14 +167,14 @@ class MockSQS:
     def client_for(self, region: str | None) -> Client:
         """The dict-level client of the broker serving ``region``."""
         if region is None:
-            return self.broker.client()
+            return Client(self.broker)
         with self._lock:
             broker = self._brokers.get(region)
             if broker is None:
                 broker = self._brokers[region] = Broker(
                     clock=self.broker.clock, region=region, account_id=self.broker.account_id
                 )
-        return broker.client()
+        return Client(broker)
 
     def start(self) -> MockSQS:
         _install()

@@ -1,0 +1,205 @@
+"""Batch requests: entry coercion, whole-request checks, per-entry results.
+
+The batch operations (``SendMessageBatch``, ``DeleteMessageBatch``,
+``ChangeMessageVisibilityBatch``) take :class:`~sqsqueue.SendEntry` and friends,
+plain values, or boto3-shaped dicts. Request-level problems (no entries, more
+than 10, bad or repeated ids) raise and do nothing (``docs/aws-behaviour.md``
+§2.1); each entry's own failure is reported with its Id. This module also holds
+the boto3 vocabulary of a message (``MESSAGE_MEMBERS``) that the boto3-shaped
+client (``_client.py``) shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
+
+from sqsqueue import _limits as L
+from sqsqueue import _validate
+from sqsqueue._message import (
+    BatchFailure,
+    BatchResult,
+    ChangeVisibilityEntry,
+    DeleteEntry,
+    SendEntry,
+    SendResult,
+)
+from sqsqueue._validate import show
+from sqsqueue.errors import (
+    BatchEntryIdsNotDistinct,
+    EmptyBatchRequest,
+    InvalidBatchEntryId,
+    InvalidParameterValue,
+    SQSError,
+    TooManyEntriesInBatchRequest,
+)
+
+
+class FailsWholeBatch(Exception):
+    """Raised by an entry's validation for an error that fails the whole batch
+    request rather than that entry (FIFO, section 2.1): send_batch raises
+    ``error``, the AWS error, instead of reporting it in ``failed``."""
+
+    def __init__(self, error: SQSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def rough_size(entry: SendEntry) -> int:
+    """Size of an invalid batch entry toward the 1 MiB batch total."""
+    body = entry.body if isinstance(entry.body, str) else ""
+    return len(body.encode("utf-8", "surrogatepass"))
+
+
+def _fail(message: str) -> NoReturn:
+    raise InvalidParameterValue(message)
+
+
+#: Member types of boto3-shaped batch entries; a wrong type fails the whole
+#: request, as botocore's own parameter validation does.
+_ENTRY_TYPES: dict[str, type] = {
+    "Id": str,
+    "MessageBody": str,
+    "DelaySeconds": int,
+    "MessageAttributes": Mapping,
+    "MessageSystemAttributes": Mapping,
+    "MessageDeduplicationId": str,
+    "MessageGroupId": str,
+    "ReceiptHandle": str,
+    "VisibilityTimeout": int,
+}
+#: The members that describe a message in SendMessage and in a
+#: SendMessageBatchRequestEntry (the entry adds Id, the request QueueUrl).
+MESSAGE_MEMBERS = (
+    "MessageBody",
+    "DelaySeconds",
+    "MessageAttributes",
+    "MessageSystemAttributes",
+    "MessageDeduplicationId",
+    "MessageGroupId",
+)
+_SEND_KEYS = ("Id", *MESSAGE_MEMBERS)
+
+
+def _aws_entry(raw: Mapping[str, Any], allowed: tuple[str, ...]) -> Mapping[str, Any]:
+    """Check a boto3-shaped batch entry: known members of the right types."""
+    unknown = [k for k in raw if k not in allowed]
+    if unknown:
+        _fail(f"Unknown parameter {unknown[0]} in a batch entry.")
+    for key, value in raw.items():
+        kind = _ENTRY_TYPES[key]
+        if value is not None and (
+            not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        ):
+            wanted = "a structure" if kind is Mapping else kind.__name__
+            _fail(f"Value {show(value)} for parameter {key} is invalid. Reason: must be {wanted}.")
+        if isinstance(value, Mapping):
+            for name, item in value.items():
+                if not isinstance(item, Mapping):
+                    _fail(
+                        f"Value {show(item)} for parameter {key}.{name} is invalid. Reason: "
+                        "must be a structure."
+                    )
+    return raw
+
+
+def system_trace(system: Mapping[str, Any] | None) -> Any:
+    """The AWSTraceHeader of a MessageSystemAttributes map, the only key SQS
+    accepts (section 2.1)."""
+    if not system:
+        return None
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        _fail(
+            f"Value {sorted(unknown)[0]} for parameter MessageSystemAttributes is invalid. "
+            "Reason: only AWSTraceHeader is supported."
+        )
+    return system.get("AWSTraceHeader")
+
+
+#: A batch entry as the batch operations use it: (Id, the arguments of the
+#: per-entry action). Plain tuples: building an attrs entry per item would cost
+#: more than the action on the hot path.
+Item = tuple[Any, tuple[Any, ...]]
+
+
+def _not_an_entry(raw: object) -> NoReturn:
+    _fail(f"Value {show(raw)} for parameter Entries is invalid. Reason: not a batch entry.")
+
+
+def coerce_send(index: int, raw: object) -> Item:
+    if isinstance(raw, SendEntry):
+        return raw.id, (raw,)
+    if isinstance(raw, str):
+        return str(index), (SendEntry(str(index), raw),)
+    if isinstance(raw, Mapping):
+        e = _aws_entry(raw, _SEND_KEYS)
+        entry = SendEntry(
+            e.get("Id"),  # type: ignore[arg-type]
+            e.get("MessageBody"),  # type: ignore[arg-type]
+            e.get("DelaySeconds"),
+            e.get("MessageAttributes"),
+            e.get("MessageGroupId"),
+            e.get("MessageDeduplicationId"),
+            system_trace(e.get("MessageSystemAttributes")),
+        )
+        return entry.id, (entry,)
+    _not_an_entry(raw)
+
+
+def coerce_delete(index: int, raw: object) -> Item:
+    if isinstance(raw, str):
+        return str(index), (raw,)
+    if isinstance(raw, DeleteEntry):
+        return raw.id, (raw.receipt_handle,)
+    if isinstance(raw, Mapping):
+        e = _aws_entry(raw, ("Id", "ReceiptHandle"))
+        return e.get("Id"), (e.get("ReceiptHandle"),)
+    _not_an_entry(raw)
+
+
+def coerce_change(index: int, raw: object) -> Item:
+    if isinstance(raw, ChangeVisibilityEntry):
+        return raw.id, (raw.receipt_handle, raw.visibility_timeout)
+    if isinstance(raw, Mapping):
+        e = _aws_entry(raw, ("Id", "ReceiptHandle", "VisibilityTimeout"))
+        return e.get("Id"), (e.get("ReceiptHandle"), e.get("VisibilityTimeout", 0))
+    _not_an_entry(raw)
+
+
+def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
+    """Whole-request batch checks (section 2.1): nothing is done if one fails."""
+    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+        _fail(f"Value {show(entries)} for parameter Entries is invalid. Reason: must be a list.")
+    raw = list(entries)
+    if not raw:
+        raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
+    if len(raw) > L.BATCH_ENTRIES_MAX:
+        raise TooManyEntriesInBatchRequest(
+            f"Maximum number of entries per request are 10. You have sent {len(raw)}."
+        )
+    items: list[Item] = [coerce(i, e) for i, e in enumerate(raw)]
+    ids = [item[0] for item in items]
+    if not _validate.batch_entry_ids(ids):
+        raise InvalidBatchEntryId()
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for entry_id in ids:
+            if entry_id in seen:
+                raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
+            seen.add(entry_id)
+    return items
+
+
+def each(items: list[Item], action: Callable[..., None], now: int) -> BatchResult:
+    """``action(*args, now)`` for each entry, each failure reported with its Id."""
+    successful: dict[str, SendResult | None] = {}
+    failed: list[BatchFailure] = []
+    for entry_id, args in items:
+        try:
+            action(*args, now)
+        except SQSError as err:
+            failed.append(BatchFailure(entry_id, err.code, err.message, err.sender_fault))
+        else:
+            successful[entry_id] = None
+    return BatchResult(successful, tuple(failed))

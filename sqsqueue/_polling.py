@@ -1,0 +1,126 @@
+"""Long polling: one loop (``_poll``), a thread driver and an asyncio driver.
+
+A long poll is a non-blocking receive attempt under the queue's lock, then,
+if it found nothing, a wait *outside* the lock on a :class:`~sqsqueue._clock.Waiter`
+until something could have changed: a send, a visibility change or a close
+(the queue wakes its waiters, :meth:`LongPolling._notify`), the next deadline
+(a delay or visibility timeout ending, a move task acting: ``_wake_time``), or
+the clock moving. How the wait passes is the clock's business
+(``_clock.py``); the loop is written once, as a generator, and
+:func:`run_sync` and :func:`run_async` drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Generator, Sequence
+
+from sqsqueue import _limits as L
+from sqsqueue._clock import Clock, Waiter
+from sqsqueue._lifecycle import Ordering
+from sqsqueue._message import Message
+
+US = L.US
+
+#: What a poll yields to its driver: the waiter and when to stop waiting (µs).
+Poll = Generator[tuple[Waiter, int], bool, list[Message]]
+
+
+class LongPolling:
+    """The waiting half of ``ReceiveMessage``, a base of every queue class."""
+
+    _lock: threading.RLock
+    _clock: Clock
+    _closed: bool
+    _visibility_us: int
+    _waiters: set[Waiter]
+    _next_tick: Callable[[int], int | None] | None
+    _now_us: Callable[[], int]
+    _receive_now: Callable[..., list[Message]]
+    _ordering: Ordering
+
+    def _notify(self) -> None:
+        """Wake every long poll so it looks again. O(w) for w waiting polls."""
+        if self._waiters:
+            for waiter in self._waiters:
+                waiter.wake()
+
+    def _poll(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        limit: int,
+        vt: int | None,
+        wait: int,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> Poll:
+        """A receive with its long poll, written once for both drivers.
+
+        Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
+        driver to wait on, the thread's way or asyncio's, and is sent whether
+        the waiter was woken. Returns the messages: as soon as any is receivable,
+        ``[]`` at the poll's deadline, what is receivable when the clock gives
+        up waiting (a frozen ManualClock with nobody else acting), and ``[]``
+        when the queue is closed during the wait.
+        """
+        deadline: int | None = None
+        last_try = False
+        while True:
+            with self._lock:
+                if deadline is not None and self._closed:
+                    return []
+                now = self._now_us()
+                vis = self._visibility_us if vt is None else vt * US
+                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
+                if deadline is None:
+                    deadline = now + wait * US
+                if msgs or last_try or now >= deadline:
+                    return msgs
+                wake_at = self._wake_time(now, deadline)
+                waiter = Waiter(loop)
+                self._waiters.add(waiter)
+            try:
+                woken = yield waiter, wake_at
+            finally:
+                with self._lock:
+                    self._waiters.discard(waiter)
+            # Not woken, and time has not reached wake_at: the clock gave up
+            # waiting. One last attempt, then the poll returns what it found.
+            last_try = not woken and round(self._clock.now() * US) < wake_at
+
+    def _wake_time(self, now: int, deadline: int) -> int:
+        due = self._ordering.next_due(now)
+        if self._next_tick is not None:
+            # A move task may send a message here before then (section 12: a
+            # long poll returns as soon as a message is receivable).
+            moves = self._next_tick(now)
+            if moves is not None and (due is None or moves < due):
+                due = moves
+        return deadline if due is None else min(deadline, due)
+
+
+def run_sync(poll: Poll, clock: Clock) -> list[Message]:
+    """Drive ``poll`` in the calling thread, blocking it while the poll waits."""
+    with contextlib.closing(poll):
+        try:
+            waiter, wake_at = next(poll)
+            while True:
+                waiter, wake_at = poll.send(clock.wait(waiter, wake_at / US))
+        except StopIteration as done:
+            msgs: list[Message] = done.value
+            return msgs
+
+
+async def run_async(poll: Poll, clock: Clock) -> list[Message]:
+    """Drive ``poll`` in the calling asyncio task; the loop never blocks."""
+    with contextlib.closing(poll):
+        try:
+            waiter, wake_at = next(poll)
+            while True:
+                waiter, wake_at = poll.send(await clock.wait_async(waiter, wake_at / US))
+        except StopIteration as done:
+            msgs: list[Message] = done.value
+            return msgs

@@ -1,0 +1,274 @@
+"""Queue attributes, history and inspection: the queue's settings and its
+read-only views, a base of every queue class (``_operations._BaseQueue``).
+
+``GetQueueAttributes`` and ``SetQueueAttributes`` follow AWS's rules
+(``_attributes.py`` parses and renders each value); a RedrivePolicy is checked
+against its dead-letter queue (``_deadletter.py``). History is a lifecycle
+observer (``_lifecycle.History``); ``inspect`` lists every stored message.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+from sqsqueue import _attributes, _deadletter
+from sqsqueue import _limits as L
+from sqsqueue._clock import Clock
+from sqsqueue._lifecycle import History, Lifecycle, by_send_order
+from sqsqueue._message import HistoryEvent, MessageInfo, key_time, last_key
+from sqsqueue._validate import show
+from sqsqueue.errors import InvalidAttributeName, InvalidParameterValue
+
+US = L.US
+#: The default of every AttributeNames-style parameter; ``names_of`` knows it by
+#: identity, so the common call pays no validation.
+ALL = ("All",)
+
+
+class QueueSettings(Lifecycle):
+    """Attributes, history and inspection of one queue."""
+
+    FIFO: bool
+    _lock: threading.RLock
+    _values: dict[str, object]
+    _created: int
+    _modified: int
+    _max_size: int
+    _wait_s: int
+    _visibility_us: int
+    _max_receive_count: int
+    _name: str
+    _region: str
+    _clock: Clock
+    _now_us: Callable[[], int]
+    _begin: Callable[[], int]
+    _check_alive: Callable[[], None]
+    _authorize: Callable[..., str | None]
+    _notify: Callable[[], None]
+
+    # -- identity --------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The queue name."""
+        return self._name
+
+    @property
+    def arn(self) -> str:
+        """``arn:aws:sqs:<region>:<account>:<name>``."""
+        return f"arn:aws:sqs:{self._region}:{self._account_id}:{self._name}"
+
+    @property
+    def url(self) -> str:
+        """``https://sqs.<region>.amazonaws.com/<account>/<name>``."""
+        return f"https://sqs.{self._region}.amazonaws.com/{self._account_id}/{self._name}"
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every deadline of this queue is measured on."""
+        return self._clock
+
+    # -- attributes ----------------------------------------------------------
+
+    def _apply_config(self) -> None:
+        """Copy attribute values into the fields the hot path reads."""
+        v = self._values
+        self._visibility_us = _int(v["VisibilityTimeout"]) * US
+        self._delay_s = _int(v["DelaySeconds"])
+        self._retention_us = _int(v["MessageRetentionPeriod"]) * US
+        self._max_size = _int(v["MaximumMessageSize"])
+        self._wait_s = _int(v["ReceiveMessageWaitTimeSeconds"])
+
+    def get_attributes(
+        self, names: Iterable[str] = ALL, *, principal: str | None = None
+    ) -> dict[str, str]:
+        """Queue attributes as AWS's strings (GetQueueAttributes).
+
+        ``names`` may hold ``"All"``; no names gives ``{}``. Unknown names raise
+        InvalidAttributeName. Runtime complexity: O(log n).
+        """
+        self._authorize(principal, "GetQueueAttributes")
+        wanted = names_of("AttributeNames", names)
+        with self._lock:
+            now = self._begin()
+            if not wanted:
+                return {}
+            everything = "All" in wanted
+            for name in wanted:
+                if name == "All":
+                    continue
+                if name not in _attributes.READ_ONLY and name not in self._values:
+                    raise InvalidAttributeName(f"Unknown Attribute {name}.")
+            visible, in_flight, delayed = self._counts(now)
+            computed = {
+                "ApproximateNumberOfMessages": visible,
+                "ApproximateNumberOfMessagesNotVisible": in_flight,
+                "ApproximateNumberOfMessagesDelayed": delayed,
+                "CreatedTimestamp": self._created,
+                "LastModifiedTimestamp": self._modified,
+                "QueueArn": self.arn,
+            }
+            out: dict[str, str] = {}
+            for name in _attributes.ALL_NAMES:
+                if not everything and name not in wanted:
+                    continue
+                value = computed[name] if name in computed else self._values.get(name)
+                if value is None:
+                    continue  # Policy, RedrivePolicy, Kms* are absent until set
+                out[name] = _attributes.render(name, value)
+            return out
+
+    def set_attributes(
+        self,
+        attributes: Mapping[str, object] | None = None,
+        /,
+        *,
+        principal: str | None = None,
+        **kwargs: object,
+    ) -> None:
+        """Change queue attributes (SetQueueAttributes).
+
+        Accepts AWS names (``{"VisibilityTimeout": "60"}``) or keywords
+        (``visibility_timeout=60``). Everything is validated before anything
+        changes. A shorter retention period applies to stored messages at once;
+        a new DelaySeconds applies to stored messages on FIFO queues only.
+        Runtime complexity: O(1), plus the messages it expires.
+        """
+        self._authorize(principal, "SetQueueAttributes")
+        requested = attribute_map(attributes)
+        requested.update(kwargs)
+        with self._lock:
+            self._check_alive()
+            now = self._now_us()
+            update = _attributes.parse(
+                requested, fifo=self.FIFO, creating=False, current=self._values
+            )
+            _deadletter.check_redrive_policy(self, update)  # type: ignore[arg-type]
+            self._advance(now)
+            self._values.update(update)
+            _attributes.apply_sse(self._values, update)
+            self._apply_config()
+            self._apply_update(update)
+            self._modified = now // US
+            self._notify()
+
+    def _apply_update(self, update: Mapping[str, object]) -> None:
+        """Effects of an applied update beyond the stored values."""
+        if "RedrivePolicy" in update:
+            policy = update["RedrivePolicy"]
+            self._max_receive_count = policy["maxReceiveCount"] if isinstance(policy, dict) else 0
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """All queue attributes (``get_attributes(["All"])``)."""
+        return self.get_attributes()
+
+    # -- history and inspection ----------------------------------------------
+
+    @property
+    def keep_history(self) -> bool:
+        """Record every message's history (see :meth:`history`); off by default
+        because it costs memory per message."""
+        return self._history() is not None
+
+    @keep_history.setter
+    def keep_history(self, value: bool) -> None:
+        with self._lock:
+            history = self._history()
+            if value and history is None:
+                self._observers = (*self._observers, History())
+            elif not value and history is not None:
+                self._observers = tuple(o for o in self._observers if o is not history)
+
+    def _history(self) -> History | None:
+        for observer in self._observers:
+            if isinstance(observer, History):
+                return observer
+        return None
+
+    def history(self, message_id: str) -> list[HistoryEvent]:
+        """What happened to one message in this queue, oldest first: ``sent``,
+        ``received``, ``visibility_changed``, ``deleted``, ``expired``,
+        ``dead_lettered``, ``dead_letter_arrived``, ``moved``, ``purged``.
+        Needs :attr:`keep_history`. O(e) for e events."""
+        with self._lock:
+            history = self._history()
+            if history is None:
+                raise InvalidParameterValue(
+                    "History is not recorded for this queue: set keep_history = True first."
+                )
+            if not isinstance(message_id, str):
+                raise InvalidParameterValue(
+                    f"Value {show(message_id)} for parameter message_id is invalid. "
+                    "Reason: must be a MessageId string."
+                )
+            self._advance(self._now_us())
+            return list(history.events.get(message_id, ()))
+
+    def inspect(self) -> list[MessageInfo]:
+        """Every stored message with its state, receive count and deadlines,
+        without receiving or changing anything. For tests and debugging: this
+        one call is O(n log n) in the queue's depth, as it must list it all."""
+        with self._lock:
+            now = self._begin()
+            fresh_bound = self._ordering.fresh_bound(now)
+            bound = last_key(now)
+            out = []
+            for rec in by_send_order(self._records.values()):
+                if rec.receive_count == 0:
+                    state = "delayed" if rec.vkey > fresh_bound else "visible"
+                    # fresh_bound is shifted back by the FIFO queue delay, if any.
+                    shift = now - key_time(fresh_bound)
+                    visible_at = (key_time(rec.vkey) + shift) / US
+                else:
+                    state = "in_flight" if rec.vkey > bound else "visible"
+                    visible_at = key_time(rec.vkey) / US
+                out.append(
+                    MessageInfo(
+                        message_id=rec.message_id,
+                        body=rec.body,
+                        state=state,
+                        receive_count=rec.receive_base + rec.receive_count,
+                        sent_at=key_time(rec.skey) / US,
+                        visible_at=visible_at,
+                        group_id=rec.group_id,
+                        deduplication_id=rec.dedup_id,
+                        sequence_number=None
+                        if rec.sequence_number is None
+                        else str(rec.sequence_number),
+                    )
+                )
+            return out
+
+
+def names_of(param: str, value: object) -> tuple[str, ...]:
+    """An AttributeNames-style list of strings, or AWS's error."""
+    if value is ALL or value is None:
+        return ALL if value is ALL else ()  # the defaults: nothing to check
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable):
+        out = tuple(value)
+        if all(isinstance(v, str) for v in out):
+            return out
+    raise InvalidParameterValue(
+        f"Value {show(value)} for parameter {param} is invalid. Reason: must be a list of strings."
+    )
+
+
+def attribute_map(value: object) -> dict[str, object]:
+    """A queue-attribute request: a mapping (or None), never a bare TypeError."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter Attributes is invalid. Reason: must be a "
+            "mapping of attribute name to value."
+        )
+    return dict(value)
+
+
+def _int(value: object) -> int:
+    assert isinstance(value, int)
+    return value

@@ -1,0 +1,111 @@
+"""What a receive returns: the :class:`~sqsqueue.Message` view of a record,
+with only the system and message attributes asked for (``docs/aws-behaviour.md``
+§2.1). Runs once per message received, so it builds its dicts directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from sqsqueue._message import (
+    Message,
+    StoredAttribute,
+    _Record,
+    key_time,
+    md5_of_attributes,
+    to_value,
+)
+
+#: ``Message(...)`` without the named tuple's Python-level ``__new__``: half
+#: the cost. The tuple must list every field, in order.
+new_message: Callable[[tuple[Any, ...]], Message] = partial(tuple.__new__, Message)
+
+
+def message_view(
+    rec: _Record,
+    handle: str,
+    attribute_names: Sequence[str],
+    message_attribute_names: Sequence[str],
+) -> Message:
+    """The Message a receive returns: only the attributes asked for."""
+    system = system_attributes(rec, attribute_names) if attribute_names else {}
+    stored = rec.attributes
+    if stored and message_attribute_names:
+        chosen = filter_attributes(stored, message_attribute_names)
+        if chosen:
+            user = {a[0]: to_value(a) for a in chosen}
+            user_md5 = (
+                rec.attributes_md5 if len(chosen) == len(stored) else md5_of_attributes(chosen)
+            )
+            return new_message((rec.message_id, handle, rec.body, system, user, user_md5))
+    return new_message((rec.message_id, handle, rec.body, system, {}, None))
+
+
+def system_attributes(rec: _Record, names: Sequence[str]) -> dict[str, str]:
+    if "All" in names:
+        # The common case, built in one go (this runs once per message received).
+        out = {
+            "SenderId": rec.sender_id,
+            "SentTimestamp": str(key_time(rec.skey) // 1000),
+            "ApproximateReceiveCount": str(rec.receive_base + rec.receive_count),
+            "ApproximateFirstReceiveTimestamp": str(rec.first_receive // 1000),
+        }
+        if rec.sequence_number is not None:
+            out["SequenceNumber"] = str(rec.sequence_number)
+        if rec.dedup_id is not None:
+            out["MessageDeduplicationId"] = rec.dedup_id
+        if rec.group_id is not None:
+            out["MessageGroupId"] = rec.group_id
+        if rec.trace_header is not None:
+            out["AWSTraceHeader"] = rec.trace_header
+        if rec.dlq_source_arn is not None:
+            out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+        return out
+    out = {}
+
+    def want(name: str) -> bool:
+        return name in names
+
+    if want("SenderId"):
+        out["SenderId"] = rec.sender_id
+    if want("SentTimestamp"):
+        out["SentTimestamp"] = str(key_time(rec.skey) // 1000)
+    if want("ApproximateReceiveCount"):
+        out["ApproximateReceiveCount"] = str(rec.receive_base + rec.receive_count)
+    if want("ApproximateFirstReceiveTimestamp"):
+        out["ApproximateFirstReceiveTimestamp"] = str(rec.first_receive // 1000)
+    if rec.sequence_number is not None and want("SequenceNumber"):
+        out["SequenceNumber"] = str(rec.sequence_number)
+    if rec.dedup_id is not None and want("MessageDeduplicationId"):
+        out["MessageDeduplicationId"] = rec.dedup_id
+    if rec.group_id is not None and want("MessageGroupId"):
+        out["MessageGroupId"] = rec.group_id
+    if rec.trace_header is not None and want("AWSTraceHeader"):
+        out["AWSTraceHeader"] = rec.trace_header
+    if rec.dlq_source_arn is not None and want("DeadLetterQueueSourceArn"):
+        out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+    return out
+
+
+def filter_attributes(
+    stored: tuple[StoredAttribute, ...], names: Sequence[str]
+) -> tuple[StoredAttribute, ...]:
+    """The attributes a MessageAttributeNames list selects (section 2.1):
+    names, ``All``, ``.*``, ``*`` or a prefix ``X.*``; others are ignored.
+
+    ``X.*`` selects every name that starts with ``X`` (the ``.*`` is a
+    wildcard, not part of the prefix): recorded against real AWS, ``Hel.*``
+    returned both ``Hello`` and ``Help.Me`` (issue 12, section 6).
+    """
+    if "All" in names or ".*" in names or "*" in names:
+        return stored
+    exact = set()
+    prefixes = []
+    for n in names:
+        if n.endswith(".*"):
+            prefixes.append(n[:-2])
+        else:
+            exact.add(n)
+    return tuple(a for a in stored if a[0] in exact or any(a[0].startswith(p) for p in prefixes))

@@ -1,0 +1,87 @@
+"""A lifecycle observer that rebuilds a queue's stored messages from the
+reports alone (``sqsqueue._lifecycle.Observer``).
+
+The state machines attach one to every queue they create and check, after each
+step, that it equals the queue's records: so every change of a stored message
+is reported, with the record as it is after the change, and nothing changes a
+message behind the transitions' back. Durability (issue 16) relies on exactly
+that: it will record these reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqsqueue import FifoQueue, Queue
+from sqsqueue._message import _Record
+
+ARRIVE = {"sent", "dead_letter_arrived"}
+CHANGE = {"received", "visibility_changed"}
+LEAVE = {"deleted", "expired", "dead_lettered", "moved", "purged", "queue_deleted"}
+
+
+def state(rec: _Record) -> tuple[Any, ...]:
+    """Everything about a stored message that its transitions may change."""
+    return (
+        rec.message_id,
+        rec.skey,
+        rec.vkey,
+        rec.receive_count,
+        rec.receive_base,
+        rec.receipt_no,
+        rec.token,
+        rec.receive_cap,
+        rec.first_receive,
+        rec.rehides,
+        rec.body,
+        rec.group_id,
+        rec.dedup_id,
+        rec.sequence_number,
+        rec.dlq_source_arn,
+    )
+
+
+class Mirror:
+    """The stored messages of one queue, as the reports describe them."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, tuple[Any, ...]] = {}
+        self.events = 0
+
+    def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
+        self.events += 1
+        seq = rec.seq
+        if event in ARRIVE:
+            assert seq not in self.records, f"{event}: {rec!r} already stored"
+            self.records[seq] = state(rec)
+        elif event in CHANGE:
+            assert seq in self.records, f"{event}: {rec!r} never arrived"
+            self.records[seq] = state(rec)
+        elif event in LEAVE:
+            assert self.records.pop(seq, None) is not None, f"{event}: {rec!r} never arrived"
+        elif event == "receive_attempt":
+            assert self.records.get(seq) == state(rec), "an attempt names a stored message"
+        else:
+            raise AssertionError(f"unknown event {event!r}")
+
+
+def attach(queue: Queue | FifoQueue) -> None:
+    """Start mirroring ``queue`` (call before anything is sent to it)."""
+    assert not queue._records
+    queue._observers = (*queue._observers, Mirror())
+
+
+def check(queue: Queue | FifoQueue) -> None:
+    """The reports so far rebuild exactly the queue's stored messages."""
+    mirrors = [o for o in queue._observers if isinstance(o, Mirror)]
+    assert mirrors, "attach() the mirror when the queue is made"
+    actual = {seq: state(rec) for seq, rec in queue._records.items()}
+    for mirror in mirrors:
+        missing = actual.keys() - mirror.records.keys()
+        extra = mirror.records.keys() - actual.keys()
+        assert not missing and not extra, f"unreported: {missing}, stale: {extra}"
+        for seq, now in actual.items():
+            assert mirror.records[seq] == now, (
+                f"seq {seq}: reported {mirror.records[seq]}, is {now}"
+            )
