@@ -47,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
 import math
 import os
 import resource
@@ -92,6 +93,8 @@ FAKE_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
 }
 os.environ.update(FAKE_ENV)
+# werkzeug (moto's server) logs every request to stderr unless told otherwise.
+logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
 import boto3  # noqa: E402
 from botocore.config import Config  # noqa: E402
@@ -561,7 +564,9 @@ async def hold_polls(server: Child, sizes: Sizes, out: Polls, first: bool) -> No
                 stamp = perf()
                 await post(
                     signed(
-                        server.url, "SendMessage", {"QueueUrl": queue_url, "MessageBody": repr(stamp)}
+                        server.url,
+                        "SendMessage",
+                        {"QueueUrl": queue_url, "MessageBody": repr(stamp)},
                     )
                 )
             await asyncio.gather(*tasks)
@@ -680,7 +685,14 @@ def section(
         "moto's `ThreadedMotoServer`). Best of "
         f"{sizes.repeats} repeats of {sizes.ours_cycles:,} cycles (sqsqueue) and "
         f"{sizes.moto_cycles:,} cycles (moto), after 20 warm-up cycles.",
-        ("server", "messages/s", "ms/message (3 calls)", "ratio sqsqueue / moto", "target", "result"),
+        (
+            "server",
+            "messages/s",
+            "ms/message (3 calls)",
+            "ratio sqsqueue / moto",
+            "target",
+            "result",
+        ),
     )
     t1.rows.append(
         [
@@ -706,9 +718,7 @@ def section(
         f"with the stored messages filled untimed straight into each server's store "
         f"(100-byte bodies, VisibilityTimeout {VISIBILITY} s). sqsqueue: "
         f"{sizes.ours_receives:,} timed calls per depth after 20 warm-up calls; moto: "
-        + ", ".join(
-            f"{n} at {d:,}" for d, n in zip(sizes.depths, sizes.moto_receives, strict=True)
-        )
+        + ", ".join(f"{n} at {d:,}" for d, n in zip(sizes.depths, sizes.moto_receives, strict=True))
         + ", after 1 warm-up call.",
         (
             "stored messages",

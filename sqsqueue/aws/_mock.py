@@ -168,9 +168,7 @@ async def _answer_async(
     return AioAWSResponse(url, status, out_headers, _AsyncRawBody(payload))
 
 
-def _before_send(
-    request: Any, **_: Any
-) -> AWSResponse | Coroutine[Any, Any, Any] | None:
+def _before_send(request: Any, **_: Any) -> AWSResponse | Coroutine[Any, Any, Any] | None:
     mock = _current()
     if mock is None:
         return None

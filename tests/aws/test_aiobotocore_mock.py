@@ -29,7 +29,6 @@ from sqsqueue.aws import mock_sqs
 from tests.aws._helpers import ACCOUNT, REGION, arn_of, assert_aws_error, url_of
 
 
-
 async def _with_client(body: Callable[[Any], Awaitable[Any]]) -> Any:
     """Run ``body(sqs)`` with an aiobotocore SQS client created inside the mock."""
     async with get_session().create_client("sqs", region_name=REGION) as sqs:
@@ -47,9 +46,7 @@ def test_every_basic_operation(broker: Broker[ManualClock]) -> None:
         assert (await sqs.get_queue_url(QueueName="jobs"))["QueueUrl"] == url
         assert (await sqs.list_queues())["QueueUrls"] == [url]
         await sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "45"})
-        attrs = (await sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))[
-            "Attributes"
-        ]
+        attrs = (await sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))["Attributes"]
         assert attrs["VisibilityTimeout"] == "45"
         assert attrs["QueueArn"] == arn_of("jobs")
         await sqs.tag_queue(QueueUrl=url, Tags={"env": "test"})
@@ -94,7 +91,11 @@ def test_every_basic_operation(broker: Broker[ManualClock]) -> None:
         changed = await sqs.change_message_visibility_batch(
             QueueUrl=url,
             Entries=[
-                {"Id": "b0", "ReceiptHandle": by_body["b0"]["ReceiptHandle"], "VisibilityTimeout": 0}
+                {
+                    "Id": "b0",
+                    "ReceiptHandle": by_body["b0"]["ReceiptHandle"],
+                    "VisibilityTimeout": 0,
+                }
             ],
         )
         assert [e["Id"] for e in changed["Successful"]] == ["b0"]
@@ -330,7 +331,7 @@ def test_outside_the_mock_aiobotocore_is_not_served(broker: Broker[ManualClock])
             region_name=REGION,
             endpoint_url="http://127.0.0.1:9",
             aws_access_key_id="testing",
-            aws_secret_access_key="testing",  # noqa: S106 - never sent anywhere
+            aws_secret_access_key="testing",
             config=AioConfig(retries={"total_max_attempts": 1}, connect_timeout=1),
         ) as sqs:
             with pytest.raises(EndpointConnectionError):

@@ -11,6 +11,7 @@ and the task leaves its result in a file. Every wait polls with a deadline.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -23,10 +24,13 @@ from typing import Any
 import pytest
 
 from sqsqueue import Broker, SystemClock
+from sqsqueue.server import Endpoint
 from tests.endpoint.conftest import ACCOUNT
 
 KEY, SECRET = "AKIDCELERY", "celery-secret"
 QUEUE = "celery-jobs"
+#: kombu's pycurl client says so in every request (kombu/asynchronous/http/curl.py).
+PYCURL_AGENT = "(compatible; pycurl)"
 
 APP = '''
 """A Celery app on sqsqueue's endpoint, as a Celery user writes one."""
@@ -63,9 +67,7 @@ def add(x, y, out):
 
 
 def _env(broker_url: str, path: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "PYTHONPATH"
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "PYTHONPATH"}
     env.update(
         {
             "SQSQUEUE_CELERY_BROKER": broker_url,
@@ -103,6 +105,14 @@ def test_celery_worker_executes_a_task(tmp_path: Path, monkeypatch: pytest.Monke
     """A task sent through kombu's SQS producer is executed by a real Celery
     worker process consuming through kombu's async SQS client, then deleted."""
     broker = Broker(clock=SystemClock(), account_id=ACCOUNT)
+    seen: list[tuple[str, str]] = []  # (User-Agent, X-Amz-Target) of each request served
+    answer = Endpoint._answer
+
+    async def recording(self: Endpoint, scope: Any, headers: Any, *args: Any) -> Any:
+        seen.append((headers.get("user-agent", ""), headers.get("x-amz-target", "")))
+        return await answer(self, scope, headers, *args)
+
+    monkeypatch.setattr(Endpoint, "_answer", recording)
     (tmp_path / "sqsjobs.py").write_text(APP)
     out = tmp_path / "result.json"
     log = tmp_path / "worker.log"
@@ -155,8 +165,13 @@ def test_celery_worker_executes_a_task(tmp_path: Path, monkeypatch: pytest.Monke
                     worker_wait(worker, 0.05)
             assert result["sum"] == 5
             assert result["pid"] == worker.pid  # executed by the worker process
-            # The worker consumed through kombu's own asynchronous HTTP client.
-            assert result["http_client"] != "", result
+            # The worker consumed through kombu's own asynchronous HTTP client:
+            # pycurl, signing with botocore's signer (the endpoint checked it).
+            assert result["http_client"] == "CurlClient", result
+            assert any(
+                PYCURL_AGENT in agent and target == "AmazonSQS.ReceiveMessage"
+                for agent, target in seen
+            ), seen
             # Acknowledged: kombu deleted the message through the endpoint.
             while _in_queue(broker) != 0:
                 assert perf_counter() < deadline, f"never deleted:\n{log.read_text()}"
@@ -176,7 +191,5 @@ def test_celery_worker_executes_a_task(tmp_path: Path, monkeypatch: pytest.Monke
 def worker_wait(worker: subprocess.Popen[bytes], seconds: float) -> None:
     """Wait up to ``seconds`` for the worker to exit (it should not): a bounded
     pause between polls of the result that also notices a dead worker."""
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         worker.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        pass
