@@ -29,6 +29,8 @@ Every workload goes through a real SQS client over HTTP on 127.0.0.1:
    SendMessage per poll, one after another, each timed from its send to the
    answer carrying it. moto is not measured here: its server holds a thread per
    request.
+5. the same one-send-per-poll wake-up with 1, 10, 100 and 1,000 polls held,
+   plotted: how a send's cost grows with the polls waiting on the queue.
 
 moto runs on fake credentials from the environment (set here, so no real
 credentials are ever read or sent); boto3 signs every request to both servers
@@ -37,9 +39,10 @@ credentials are ever read or sent); boto3 signs every request to both servers
 clock, as ``sqsqueue serve`` does.
 
 A full run replaces this benchmark's section of ``benchmarks/RESULTS.md``
-(and its rows of the Targets table there) and writes
-``endpoint_receive_vs_depth.png``; ``--quick`` writes nothing unless
-``--output`` is given. Targets are reported, never asserted.
+(and its rows of the Targets table there) and writes the plots
+``endpoint_receive_vs_depth.png`` and ``endpoint_wakeup_vs_polls.png``;
+``--quick`` writes nothing unless ``--output`` is given. Targets are reported,
+never asserted.
 """
 
 from __future__ import annotations
@@ -126,10 +129,16 @@ class Sizes:
     clients: tuple[int, ...]
     client_cycles: int  # per client thread
     polls: int
+    scaling_polls: tuple[int, ...]  # fewer polls held, for wake-up against polls held
+    scaling_samples: int  # wake-ups measured at each of those
 
 
-FULL = Sizes(1_000, 300, 3, (100, 1_000, 10_000), 500, (20, 20, 5), (1, 16), 100, 1_000)
-QUICK = Sizes(200, 60, 2, (100, 1_000, 10_000), 100, (5, 5, 2), (1, 16), 20, 1_000)
+FULL = Sizes(
+    1_000, 300, 3, (100, 1_000, 10_000), 500, (20, 20, 5), (1, 16), 100, 1_000, (1, 10, 100), 300
+)
+QUICK = Sizes(
+    200, 60, 2, (100, 1_000, 10_000), 100, (5, 5, 2), (1, 16), 20, 1_000, (1, 10, 100), 100
+)
 
 
 def report(what: str, figure: str) -> None:
@@ -456,13 +465,25 @@ class Polls:
     burst: list[float] = field(default_factory=list)  # seconds from the burst's start
     burst_sending: float = 0.0  # seconds the 100 batch sends took
     trickle: list[float] = field(default_factory=list)  # seconds from each send
-    answered: int = 0  # polls answered with exactly the one message expected
+    answered: int = 0  # messages answered, both rounds at ``polls``
     #: the server process's RSS with the polls held, again in the second round
     rss_held_again: int = 0
+    #: polls held -> one-send-per-poll wake-up latencies (``polls`` included)
+    scaling: dict[int, list[float]] = field(default_factory=dict)
 
     @property
     def per_poll(self) -> float:
         return (self.rss_held - self.rss_before) / self.polls
+
+
+@dataclass
+class Round:
+    """One round of long polls: each poll's answer, and when the server held them."""
+
+    arrivals: list[tuple[float, str]]  # (perf time the answer arrived, message body)
+    held_after: float  # seconds from the first poll sent to the server holding all
+    rss_held: int
+    sending: float  # seconds the sends took
 
 
 def signed(url: str, target: str, payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
@@ -485,21 +506,21 @@ def signed(url: str, target: str, payload: dict[str, Any]) -> tuple[bytes, dict[
     return body, dict(request.headers.items())
 
 
-async def hold_polls(server: Child, sizes: Sizes, out: Polls, first: bool) -> None:
-    """Open ``sizes.polls`` long polls, wait until the server holds them all,
-    then wake them (a burst in the first round, one send per poll in the second)."""
+async def poll_round(server: Child, n: int, burst: bool, name: str) -> Round:
+    """Open ``n`` long polls on a fresh queue ``name``, wait until the server
+    holds them all, then wake them: with ``burst``, ``n`` messages in
+    SendMessageBatch requests all sent at once (each body names its batch's
+    start); otherwise one SendMessage per poll, one after another (each body
+    carries its send's start). Times are this process's perf counter."""
     import aiohttp
 
-    n = sizes.polls
-    # A queue per round: the first round's messages stay in flight, and come back.
-    name = "polls-burst" if first else "polls-one-by-one"
     queue_url = client(server.url).create_queue(QueueName=name)["QueueUrl"]
     receive = signed(
         server.url,
         "ReceiveMessage",
         {"QueueUrl": queue_url, "WaitTimeSeconds": POLL_SECONDS, "MaxNumberOfMessages": 1},
     )
-    connector = aiohttp.TCPConnector(limit=0, force_close=False)
+    connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=POLL_SECONDS + 30)
     arrivals: list[tuple[float, str]] = []
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
@@ -518,26 +539,19 @@ async def hold_polls(server: Child, sizes: Sizes, out: Polls, first: bool) -> No
             for m in answer.get("Messages", []):
                 arrivals.append((now, m["Body"]))
 
+        # One connection for the sends, open before the polls take theirs, so the
+        # first send does not pay for a TCP connect.
+        await post(signed(server.url, "GetQueueUrl", {"QueueName": name}))
         gc.collect()
-        if first:
-            out.polls = n
-            out.rss_before = server.rss()
         t0 = perf()
         tasks = [asyncio.create_task(poll()) for _ in range(n)]
         while int(await asyncio.to_thread(server.ask, "polls")) < n:
             assert perf() - t0 < 120, "the server did not take every poll"
-            await asyncio.sleep(0.05)
-        if first:
-            out.hold_seconds = perf() - t0
-            out.rss_held = server.rss()
-        else:
-            out.rss_held_again = server.rss()
-        report(
-            f"sqsqueue server holds {n:,} long polls",
-            f"after {perf() - t0:.2f} s, server RSS {server.rss() / 2**20:,.1f} MiB",
-        )
-        if first:
-            # A burst: 1,000 messages in 100 SendMessageBatch requests at once.
+            await asyncio.sleep(0.02)
+        held_after = perf() - t0
+        rss_held = server.rss()
+        if burst:
+            t_send = perf()
             batches = [
                 signed(
                     server.url,
@@ -545,21 +559,16 @@ async def hold_polls(server: Child, sizes: Sizes, out: Polls, first: bool) -> No
                     {
                         "QueueUrl": queue_url,
                         "Entries": [
-                            {"Id": str(j), "MessageBody": f"burst {b * 10 + j}"}
+                            {"Id": str(j), "MessageBody": repr(t_send)}
                             for j in range(min(10, n - b * 10))
                         ],
                     },
                 )
                 for b in range(math.ceil(n / 10))
             ]
-            t_send = perf()
             await asyncio.gather(*(post(b) for b in batches))
-            out.burst_sending = perf() - t_send
-            await asyncio.gather(*tasks)
-            out.burst = [at - t_send for at, _ in arrivals]
         else:
-            # One SendMessage per poll, one after another; each body carries
-            # the time its send started (this process's perf counter).
+            t_send = perf()
             for _ in range(n):
                 stamp = perf()
                 await post(
@@ -569,13 +578,19 @@ async def hold_polls(server: Child, sizes: Sizes, out: Polls, first: bool) -> No
                         {"QueueUrl": queue_url, "MessageBody": repr(stamp)},
                     )
                 )
-            await asyncio.gather(*tasks)
-            out.trickle = [at - float(body) for at, body in arrivals]
-    out.answered += len(arrivals)
+        sending = perf() - t_send
+        await asyncio.gather(*tasks)
+    return Round(arrivals, held_after, rss_held, sending)
+
+
+def latencies(r: Round) -> list[float]:
+    """Each answer's arrival after the send its message's body names."""
+    return [at - float(body) for at, body in r.arrivals]
 
 
 def run_polls(sizes: Sizes) -> Polls:
-    out = Polls()
+    out = Polls(polls=sizes.polls)
+    n = sizes.polls
     raise_fd_limit()
     with child("sqsqueue") as server:
         sqs = client(server.url)
@@ -584,19 +599,37 @@ def run_polls(sizes: Sizes) -> Polls:
             sqs.send_message(QueueUrl=url, MessageBody="warm")
             [m] = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
             sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-        asyncio.run(hold_polls(server, sizes, out, first=True))
+        gc.collect()
+        out.rss_before = server.rss()
+        # A queue per round: a round's messages stay in flight, and would come back.
+        first = asyncio.run(poll_round(server, n, True, "polls-burst"))
+        out.rss_held, out.hold_seconds = first.rss_held, first.held_after
+        out.burst, out.burst_sending = latencies(first), first.sending
+        out.answered += len(first.arrivals)
+        report(
+            f"server holds {n:,} long polls",
+            f"after {first.held_after:.2f} s, {out.per_poll / 1024:,.1f} KiB RSS each",
+        )
         b = out.burst
         report(
-            f"{sizes.polls:,} polls woken by a burst of {sizes.polls:,} messages: p50 / p99 / max",
+            f"{n:,} polls woken by a burst of {n:,} messages: p50 / p99 / max",
             f"{dur(pct(b, 0.5))} / {dur(pct(b, 0.99))} / {dur(max(b))}",
         )
-        asyncio.run(hold_polls(server, sizes, out, first=False))
-        t = out.trickle
-        report(
-            f"{sizes.polls:,} polls woken one send each: p50 / p99 / max",
-            f"{dur(pct(t, 0.5))} / {dur(pct(t, 0.99))} / {dur(max(t))}",
-        )
-        report("server memory per held long poll", f"{out.per_poll / 1024:,.1f} KiB")
+        second = asyncio.run(poll_round(server, n, False, "polls-one-by-one"))
+        out.rss_held_again = second.rss_held
+        out.trickle = latencies(second)
+        out.answered += len(second.arrivals)
+        out.scaling[n] = out.trickle
+        for polls in sizes.scaling_polls:
+            xs: list[float] = []
+            for i in range(math.ceil(sizes.scaling_samples / polls)):
+                xs += latencies(asyncio.run(poll_round(server, polls, False, f"scale-{polls}-{i}")))
+            out.scaling[polls] = xs
+        for polls, xs in sorted(out.scaling.items()):
+            report(
+                f"{polls:,} polls held, one send each: p50 / p99 / max",
+                f"{dur(pct(xs, 0.5))} / {dur(pct(xs, 0.99))} / {dur(max(xs))}",
+            )
     return out
 
 
@@ -830,9 +863,40 @@ def section(
         "A held poll is a suspended asyncio task with its connection, never a thread. "
         "The one-send-per-poll latency includes the send's own round trip (the answer "
         "cannot leave before the message is stored) and aiohttp's parsing on the "
-        "client side."
+        "client side; the burst's includes the client reading 1,000 answers on one "
+        "event loop. Section 5 shows how the wake-up grows with the polls held."
     )
-    return "\n".join(lines), [t1, t2, t3, t4], judged
+    t5 = Table(
+        "5. Long-poll wake-up over HTTP against the polls held on the queue",
+        "One SendMessage per held poll, one after another, each timed from its send's "
+        "start to the answer carrying its message (as in section 4's second round), "
+        f"with 1 to {polls.polls:,} polls held on one queue; below {polls.polls:,}, "
+        "rounds are repeated for at least "
+        f"{min(len(xs) for xs in polls.scaling.values()):,} samples.",
+        ("polls held", "wake-ups timed", "p50", "p99", "max"),
+    )
+    for n, xs in sorted(polls.scaling.items()):
+        t5.rows.append(
+            [f"{n:,}", f"{len(xs):,}", dur(pct(xs, 0.5)), dur(pct(xs, 0.99)), dur(max(xs))]
+        )
+    t5.notes.append(
+        "Every message stored wakes every poll waiting on its queue (the engine's "
+        "`_notify`; each wake is a `call_soon_threadsafe` on the server's loop), and all "
+        "but one find nothing and wait again; so with many polls held a send costs the "
+        "server work in proportion to them, and the wake-up grows with the polls held. "
+        "Waking one poll per message stored would make it flat."
+    )
+    t5.plot = Plot(
+        "endpoint_wakeup_vs_polls.png",
+        "long-poll wake-up over HTTP against polls held (one send per poll)",
+        "long polls held on the queue",
+        {
+            "p50": {n: pct(xs, 0.5) for n, xs in polls.scaling.items()},
+            "p99": {n: pct(xs, 0.99) for n, xs in polls.scaling.items()},
+        },
+        ylabel="send to answer",
+    )
+    return "\n".join(lines), [t1, t2, t3, t4, t5], judged
 
 
 def _botocore_version() -> str:
