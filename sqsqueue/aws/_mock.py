@@ -14,6 +14,15 @@ comes first. botocore copies its handler list into a session when the session
 is created, so every client created after that point is served while a mock
 is active, and one created earlier (before sqsqueue was imported) is not.
 
+aiobotocore (and aioboto3, built on it): aiobotocore sessions copy the same
+handler list, and its event emitter awaits a handler's answer when it is
+awaitable. For a request from an aiobotocore client (its config is an
+``AioConfig``) the handler therefore answers with a coroutine that awaits the
+engine through :func:`~sqsqueue.aws._wire.handle_async`: a ReceiveMessage long
+poll suspends the calling task, never the event loop, and is woken by a send
+from another task or thread. The response is aiobotocore's own
+``AioAWSResponse``, whose body it awaits.
+
 moto: inside moto's ``mock_aws``, botocore would run moto's handler after
 ours on every request, so moto would execute each SQS call a second time
 (a long poll would wait twice). While a ``mock_sqs`` is active, SQS is
@@ -28,7 +37,8 @@ import functools
 import re
 import sys
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -38,7 +48,7 @@ from botocore.awsrequest import AWSResponse
 
 from sqsqueue._broker import Broker
 from sqsqueue._client import Client
-from sqsqueue.aws._wire import handle
+from sqsqueue.aws._wire import encode_error, handle, handle_async, internal_error
 
 __all__ = ["MockSQS", "mock_sqs"]
 
@@ -60,6 +70,17 @@ class _RawBody:
         yield self._body
 
     def read(self, *_: Any) -> bytes:
+        body, self._body = self._body, b""
+        return body
+
+
+class _AsyncRawBody:
+    """The ``raw`` of an aiobotocore ``AioAWSResponse``: it awaits ``read()``."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    async def read(self, *_: Any) -> bytes:
         body, self._body = self._body, b""
         return body
 
@@ -105,13 +126,20 @@ def _defer_moto() -> None:
     setattr(module, "passthrough_service", passthrough_service)  # noqa: B010
 
 
-def _before_send(request: Any, **_: Any) -> AWSResponse | None:
-    mock = _current()
-    if mock is None:
-        return None
-    # Runs before moto's handler (botocore calls "before-send.sqs" handlers
-    # before "before-send" ones), so moto is told to pass SQS through in time.
-    _defer_moto()
+def _from_aiobotocore(request: Any) -> bool:
+    """Whether ``request`` was made by an aiobotocore client, whose emitter
+    awaits what a handler answers. Every aiobotocore client's config is an
+    ``AioConfig`` (aiobotocore makes one when given a plain ``Config``), and
+    botocore puts the client's config in each request's context. O(1)."""
+    config_type = getattr(sys.modules.get("aiobotocore.config"), "AioConfig", None)
+    if config_type is None:  # aiobotocore never imported: no aiobotocore client exists
+        return False
+    context = getattr(request, "context", None)
+    return isinstance(context, dict) and isinstance(context.get("client_config"), config_type)
+
+
+def _unpack(request: Any) -> tuple[bytes, dict[str, str], str | None]:
+    """(body, headers, region) of a botocore request to SQS's AWS endpoint."""
     body = request.body
     if body is None:
         body = b""
@@ -121,7 +149,36 @@ def _before_send(request: Any, **_: Any) -> AWSResponse | None:
         body = body.read()
     headers = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()}
     match = _HOST.match(request.url or "")
-    region = match.group(1) if match else None
+    return body, headers, match.group(1) if match else None
+
+
+async def _answer_async(
+    mock: MockSQS, url: str, body: bytes, headers: dict[str, str], region: str | None
+) -> Any:
+    """The aiobotocore response to one request: a long poll awaits the engine."""
+    from aiobotocore.awsrequest import AioAWSResponse
+
+    try:
+        status, out_headers, payload = await handle_async(
+            mock.client_for(region), headers.get("X-Amz-Target"), body, headers
+        )
+    except Exception as exc:  # a bug: answer as AWS answers its own (500, Receiver)
+        status, out_headers, payload = encode_error(internal_error(exc), str(uuid.uuid4()))
+    out_headers["Content-Length"] = str(len(payload))
+    return AioAWSResponse(url, status, out_headers, _AsyncRawBody(payload))
+
+
+def _before_send(request: Any, **_: Any) -> AWSResponse | Coroutine[Any, Any, Any] | None:
+    mock = _current()
+    if mock is None:
+        return None
+    # Runs before moto's handler (botocore calls "before-send.sqs" handlers
+    # before "before-send" ones), so moto is told to pass SQS through in time.
+    _defer_moto()
+    body, headers, region = _unpack(request)
+    if _from_aiobotocore(request):
+        # aiobotocore's emitter awaits this coroutine on the caller's event loop.
+        return _answer_async(mock, request.url, body, headers, region)
     status, out_headers, payload = handle(
         lambda: mock.client_for(region), headers.get("X-Amz-Target"), body, headers
     )
@@ -218,7 +275,9 @@ class MockSQS:
 
 
 def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
-    """Route every boto3/botocore SQS call to ``broker`` (a fresh one if None).
+    """Route every boto3/botocore/aiobotocore SQS call to ``broker`` (a fresh one
+    if None). An aiobotocore client's long poll awaits the engine, never
+    blocking its event loop.
 
     >>> import boto3, sqsqueue
     >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):

@@ -1,10 +1,12 @@
 """Testing toolkit: ``mock_sqs``, a pytest plugin, hypothesis strategies and a
 reusable state machine for checking your own consumers.
 
-* :func:`mock_sqs` routes boto3 SQS calls to a :class:`~sqsqueue.Broker`
-  (needs ``sqsqueue[aws]``). Importing this package registers its botocore
-  handlers, so no client created afterwards can reach AWS while a mock is
-  active (the pytest plugin imports it when pytest starts).
+* :func:`mock_sqs` routes boto3 and aiobotocore SQS calls to a
+  :class:`~sqsqueue.Broker` (needs ``sqsqueue[aws]``); an aiobotocore long
+  poll awaits the engine without blocking the event loop. Importing this
+  package registers its botocore handlers, so no client created afterwards
+  can reach AWS while a mock is active (the pytest plugin imports it when
+  pytest starts).
 * The pytest plugin (auto-registered) provides ``sqs_clock``, ``sqs_broker`` and
   ``sqs_client`` fixtures.
 * :mod:`sqsqueue.testing.strategies` and :mod:`sqsqueue.testing.stateful` need
@@ -24,7 +26,8 @@ __all__ = ["Faults", "MockSQS", "mock_sqs"]
 
 
 def mock_sqs(broker: Any = None) -> MockSQS:
-    """Route every boto3 SQS call to ``broker`` (see :func:`sqsqueue.aws.mock_sqs`)."""
+    """Route every boto3 and aiobotocore SQS call to ``broker`` (see
+    :func:`sqsqueue.aws.mock_sqs`)."""
     from sqsqueue.aws._mock import mock_sqs as _mock_sqs
 
     return _mock_sqs(broker)

@@ -6,7 +6,9 @@
 * ``sqs_broker``: a :class:`~sqsqueue.Broker` on that clock, account
   ``123456789012``, region ``us-east-1``, recording message histories.
 * ``sqs_client``: a real ``boto3`` SQS client whose calls go to ``sqs_broker``
-  (through :func:`sqsqueue.testing.mock_sqs`); needs ``sqsqueue[aws]``.
+  (through :func:`sqsqueue.testing.mock_sqs`); needs ``sqsqueue[aws]``. While
+  it is active, aiobotocore clients the test creates are served by
+  ``sqs_broker`` too.
 
 Loading the plugin imports :mod:`sqsqueue.testing`, which registers
 mock_sqs's botocore handlers when botocore is installed: every boto3 client

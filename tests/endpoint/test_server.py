@@ -8,6 +8,8 @@ import logging
 import os
 import random
 import signal
+import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -328,3 +330,23 @@ def test_import_sqsqueue_does_not_import_uvicorn() -> None:
         "assert 'uvicorn' not in sys.modules and 'sqsqueue.server' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_connections_have_nagle_off(endpoint: EndpointHandle) -> None:
+    """Answers leave at once: accepted connections have TCP_NODELAY. Without it
+    a response written as headers then body waits for the keep-alive client's
+    delayed ACK, about 40 ms a request (it did: the listener was made without
+    proto IPPROTO_TCP, and asyncio sets TCP_NODELAY only on TCP-proto sockets)."""
+    sqs = client(endpoint)
+    url = sqs.create_queue(QueueName="fast")["QueueUrl"]
+    took = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        sqs.get_queue_attributes(QueueUrl=url)
+        took.append(time.perf_counter() - t0)
+    connections = endpoint._server.server_state.connections
+    assert connections
+    for protocol in connections:
+        sock = protocol.transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    assert statistics.median(took) < 0.02, took
