@@ -95,6 +95,10 @@ class Observer(Protocol):
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None: ...
 
+    def settings_changed(self) -> None:
+        """The queue's own state changed: attributes, tags, policy, the purge
+        window (``_BaseQueue._settings_changed``)."""
+
 
 class Window(Protocol):
     """A time window the lifecycle expires with the messages (FIFO
@@ -116,6 +120,9 @@ class History:
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
         self.events.setdefault(rec.message_id, []).append(HistoryEvent(at / US, event, detail))
+
+    def settings_changed(self) -> None:
+        pass
 
 
 class Ordering(abc.ABC):
@@ -243,6 +250,35 @@ class Lifecycle:
     def _report(self, event: str, rec: _Record, at: int, **detail: object) -> None:
         for observer in self._observers:
             observer.report(event, rec, at, detail)
+
+    def _settings_changed(self) -> None:
+        """Tell the observers the queue's own state changed (not a message's)."""
+        for observer in self._observers:
+            observer.settings_changed()
+
+    def _restore(self, records: Iterable[_Record], seq: int) -> None:
+        """Index stored records, in sequence order, as they were: no transition,
+        no report (a durable broker reopening, ``_durable.py``). ``seq`` is the
+        last sequence number issued. O(n log n)."""
+        tracks = self._tracks
+        ordering = self._ordering
+        for rec in records:
+            self._records[rec.skey & SEQ_MASK] = rec
+            if rec.skey >= self._last_skey:
+                self._last_skey = rec.skey
+            else:
+                self._out_of_order.add(rec)
+            if rec.receive_count == 0:
+                self._add_fresh(rec)
+                if tracks:
+                    ordering.linked(rec)
+            else:
+                self._received.add(rec)
+                if tracks:
+                    ordering.linked(rec)
+                    ordering.moved(rec, True)
+        self._seq = seq
+        self._oldest_seq = min(self._records, default=seq + 1)
 
     # -- the transitions ------------------------------------------------------------
 

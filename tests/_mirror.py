@@ -65,6 +65,9 @@ class Mirror:
         else:
             raise AssertionError(f"unknown event {event!r}")
 
+    def settings_changed(self) -> None:
+        pass
+
 
 def attach(queue: Queue | FifoQueue) -> None:
     """Start mirroring ``queue`` (call before anything is sent to it)."""
