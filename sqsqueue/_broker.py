@@ -340,7 +340,7 @@ class Broker(Generic[C]):
             self._deleted_at.pop(name, None)
             if self._store is not None:
                 self._store.observe(queue)
-                queue._settings_changed()
+                queue._queue_changed("settings")
             return queue
 
     def _new_queue(self, name: str, fifo: bool, requested: dict[str, object]) -> Queue | FifoQueue:

@@ -36,7 +36,6 @@ import fcntl
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -120,7 +119,9 @@ _MESSAGE_COLUMNS = (
     "group_id, dedup_id, sequence_number, trace_header, dlq_source_arn"
 )
 # Constants only are formatted into these statements, never a value.
-_UPSERT_MESSAGE = f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: E501, S608
+_UPSERT_MESSAGE = (
+    f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: E501, S608
+)
 
 
 def _attributes_json(attributes: Any) -> str | None:
@@ -272,18 +273,20 @@ class _QueueObserver:
         key = (self.name, rec.skey & ((1 << SEQ_BITS) - 1))
         if event in ("sent", "dead_letter_arrived", "received", "visibility_changed"):
             store.messages[key] = rec
-            if event == "sent":
+            if event in ("sent", "dead_letter_arrived"):
                 store.queues[self.name] = self.queue  # its sequence counter moved
-                if isinstance(self.queue, FifoQueue):
-                    store.dedup[(self.name, self.queue._dedup_key(rec))] = self.queue
+            if event == "sent" and isinstance(self.queue, FifoQueue):
+                store.dedup[(self.name, self.queue._dedup_key(rec))] = self.queue
         elif event == "receive_attempt":
             store.attempts[(self.name, str(detail["attempt"]))] = self.queue
         else:  # deleted, expired, dead_lettered, moved, purged, queue_deleted
             store.messages[key] = None
 
-    def settings_changed(self) -> None:
+    def queue_changed(self, event: str) -> None:
         self.store.dirty = True
         self.store.queues[self.name] = self.queue
+        if event == "purged":
+            self.store.purged.add(self.name)
 
 
 class Store:
@@ -318,7 +321,8 @@ class Store:
         self.dedup: dict[tuple[str, object], FifoQueue] = {}
         self.attempts: dict[tuple[str, str], _BaseQueue] = {}
         self.tasks: list[MoveTask] | None = None
-        self._write_lock = threading.Lock()
+        #: Queues purged since the last commit: their windows start empty.
+        self.purged: set[str] = set()
 
     # -- opening --------------------------------------------------------------------
 
@@ -333,8 +337,8 @@ class Store:
         except OSError:
             handle.close()
             raise StorageError(
-                f"the data directory {self.path} is in use by another process (it holds "
-                f"{lock_path}); close that broker first"
+                f"the data directory {self.path} is in use by another broker (another "
+                f"process, or an open Broker in this one, holds {lock_path}); close it first"
             ) from None
         return handle
 
@@ -364,8 +368,7 @@ class Store:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if durability == 'machine' else 'NORMAL'}")
             if not existed:
-                with _transaction(db):
-                    db.executescript(_SCHEMA.replace("\n);", "\n);\n"))
+                db.executescript(f"BEGIN;\n{_SCHEMA}\nCOMMIT;")
                 db.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except StorageError:
@@ -387,6 +390,7 @@ class Store:
         dedup, self.dedup = self.dedup, {}
         attempts, self.attempts = self.attempts, {}
         tasks, self.tasks = self.tasks, None
+        purged, self.purged = self.purged, set()
         self.dirty = False
         db = self.db
         try:
@@ -402,6 +406,11 @@ class Store:
                             "INSERT OR REPLACE INTO queues (name, fifo, state) VALUES (?, ?, ?)",
                             (name, int(queue.FIFO), json.dumps(_queue_state(queue))),
                         )
+                for name in purged:
+                    # Before this transaction's own writes: a send after the purge
+                    # in the same transaction adds its entry back below.
+                    db.execute("DELETE FROM dedup WHERE queue = ?", (name,))
+                    db.execute("DELETE FROM attempts WHERE queue = ?", (name,))
                 for name, at in deleted.items():
                     db.execute(
                         "INSERT OR REPLACE INTO deleted (name, at) VALUES (?, ?)", (name, at)

@@ -95,9 +95,10 @@ class Observer(Protocol):
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None: ...
 
-    def settings_changed(self) -> None:
-        """The queue's own state changed: attributes, tags, policy, the purge
-        window (``_BaseQueue._settings_changed``)."""
+    def queue_changed(self, event: str) -> None:
+        """The queue's own state changed (``Lifecycle._queue_changed``):
+        ``settings`` (attributes, tags, policy) or ``purged`` (PurgeQueue: the
+        purge window started, the FIFO windows were emptied)."""
 
 
 class Window(Protocol):
@@ -121,7 +122,7 @@ class History:
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
         self.events.setdefault(rec.message_id, []).append(HistoryEvent(at / US, event, detail))
 
-    def settings_changed(self) -> None:
+    def queue_changed(self, event: str) -> None:
         pass
 
 
@@ -251,10 +252,11 @@ class Lifecycle:
         for observer in self._observers:
             observer.report(event, rec, at, detail)
 
-    def _settings_changed(self) -> None:
-        """Tell the observers the queue's own state changed (not a message's)."""
+    def _queue_changed(self, event: str) -> None:
+        """Tell the observers the queue's own state changed (not a message's):
+        ``settings`` or ``purged`` (see :meth:`Observer.queue_changed`)."""
         for observer in self._observers:
-            observer.settings_changed()
+            observer.queue_changed(event)
 
     def _restore(self, records: Iterable[_Record], seq: int) -> None:
         """Index stored records, in sequence order, as they were: no transition,

@@ -745,7 +745,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             self._purge(now, "purged")
             for window in self._windows:
                 window.clear()
-            self._settings_changed()
+            self._queue_changed("purged")
             self._notify()
 
     def _retire(self, now: int) -> None:
