@@ -120,7 +120,7 @@ _MESSAGE_COLUMNS = (
 )
 # Constants only are formatted into these statements, never a value.
 _UPSERT_MESSAGE = (
-    f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: E501, S608
+    f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: S608
 )
 
 
