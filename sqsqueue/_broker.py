@@ -47,6 +47,8 @@ from sqsqueue.errors import (
     QueueDoesNotExist,
     QueueNameExists,
     ServiceUnavailable,
+    SQSError,
+    StorageError,
 )
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
@@ -159,6 +161,17 @@ class Broker(Generic[C]):
         )
         try:
             self._restore(store)
+        except SQSError:
+            store.close()
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # A row this code cannot have written (edited by hand, or damaged in a
+            # way SQLite's check does not see): refuse, name the file, change nothing.
+            store.close()
+            raise StorageError(
+                f"{store.file} holds data this sqsqueue cannot read ({type(exc).__name__}: "
+                f"{exc}); nothing was changed"
+            ) from None
         except BaseException:
             store.close()
             raise
@@ -168,7 +181,6 @@ class Broker(Generic[C]):
     def _restore(self, store: Store) -> None:
         """Rebuild the broker from its data directory (writes nothing)."""
         now = self._now_us()
-        store.prune(now)
         self._deleted_at = store.load_deleted()
         for name, fifo, state in store.load_queues():
             queue = self._new_queue(name, fifo, {})
@@ -176,6 +188,7 @@ class Broker(Generic[C]):
             self._queues[name] = queue
             store.observe(queue)
         self._moves.restore(store.load_tasks())
+        store.prune(now)  # only once everything read back: a refused file stays as it was
 
     @property
     def data_dir(self) -> Path | None:

@@ -292,6 +292,21 @@ class TestTheDirectory:
             Broker(clock=clock, data_dir=tmp_path)
         assert path.read_bytes() == bytes(data)
 
+    def test_a_row_it_cannot_read_is_refused_and_left_alone(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        b = Broker(clock=clock, data_dir=tmp_path)
+        b.create_queue("jobs").send("x")
+        b.close()
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        db.execute("UPDATE queues SET state = '{\"values\": 1}'")
+        db.commit()
+        db.close()
+        before = (tmp_path / DB_NAME).read_bytes()
+        with pytest.raises(errors.StorageError, match=f"{DB_NAME} holds data"):
+            Broker(clock=clock, data_dir=tmp_path)
+        assert (tmp_path / DB_NAME).read_bytes() == before
+
     def test_bad_arguments(self, tmp_path: Path) -> None:
         with pytest.raises(errors.InvalidParameterValue, match="durability"):
             Broker(data_dir=tmp_path, durability="disk")  # type: ignore[call-overload]
