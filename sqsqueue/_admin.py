@@ -75,6 +75,9 @@ class QueueAdmin:
     def _check_alive(self) -> None:
         raise NotImplementedError
 
+    def _queue_changed(self, event: str) -> None:
+        raise NotImplementedError
+
     def _set_tags(self, tags: Mapping[str, str]) -> None:
         if len({**self._tags, **tags}) > TAGS_MAX:
             raise InvalidParameterValue(f"Too many tags added for queue {self._name}.")
@@ -87,6 +90,7 @@ class QueueAdmin:
         with self._lock:
             self._check_alive()
             self._set_tags(clean)
+            self._queue_changed("settings")
 
     def untag(self, keys: Iterable[str], *, principal: str | None = None) -> None:
         """Remove tags (UntagQueue); unknown keys are ignored (AWS-obs). O(t)."""
@@ -104,6 +108,7 @@ class QueueAdmin:
             self._check_alive()
             for key in key_list:
                 self._tags.pop(key, None)
+            self._queue_changed("settings")
 
     def list_tags(self, *, principal: str | None = None) -> dict[str, str]:
         """The queue's tags (ListQueueTags). O(t)."""
@@ -132,6 +137,7 @@ class QueueAdmin:
             self._values["Policy"] = _policy.add_statement(
                 current, self.arn, label, account_ids, actions
             )
+            self._queue_changed("settings")
 
     def remove_permission(self, label: str, *, principal: str | None = None) -> None:
         """Remove the statement labelled ``label`` (RemovePermission). O(s)."""
@@ -140,3 +146,4 @@ class QueueAdmin:
             self._check_alive()
             current: Any = self._values.get("Policy")
             self._values["Policy"] = _policy.remove_statement(current, label)
+            self._queue_changed("settings")

@@ -17,10 +17,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import random as _random
 import re
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Generic, Self, TypeVar, overload
 
 import attrs
@@ -31,6 +33,7 @@ from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
+from sqsqueue._durable import DurableLock, Store, restore_queue
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._operations import _BaseQueue
@@ -44,6 +47,8 @@ from sqsqueue.errors import (
     QueueDoesNotExist,
     QueueNameExists,
     ServiceUnavailable,
+    SQSError,
+    StorageError,
 )
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
@@ -89,6 +94,8 @@ class Broker(Generic[C]):
         random: _random.Random | None = ...,
         faults: Faults | None = ...,
         keep_history: bool = ...,
+        data_dir: str | os.PathLike[str] | None = ...,
+        durability: str = ...,
     ) -> None: ...
 
     @overload
@@ -101,6 +108,8 @@ class Broker(Generic[C]):
         random: _random.Random | None = ...,
         faults: Faults | None = ...,
         keep_history: bool = ...,
+        data_dir: str | os.PathLike[str] | None = ...,
+        durability: str = ...,
     ) -> None: ...
 
     def __init__(
@@ -112,7 +121,14 @@ class Broker(Generic[C]):
         random: _random.Random | None = None,
         faults: Faults | None = None,
         keep_history: bool = False,
+        data_dir: str | os.PathLike[str] | None = None,
+        durability: str = "process",
     ) -> None:
+        """``data_dir`` makes the broker durable: its queues, messages and move
+        tasks are kept in that directory (SQLite) and restored when a broker
+        opens it again; ``durability`` is ``"process"`` (a returned call survives
+        SIGKILL) or ``"machine"`` (it also survives power loss). See
+        ``docs/guarantees.md``. Opening costs O(n log n) for n stored messages."""
         _validate.instance("clock", clock, Clock, "a Clock")
         _validate.account_id(account_id)
         _validate.region(region)
@@ -124,15 +140,60 @@ class Broker(Generic[C]):
         self.account_id = account_id
         self._random = random
         self._rng = random if random is not None else _random.Random()
-        self._lock = threading.RLock()
         self._queues: SortedDict = SortedDict()  # name -> queue
         self._deleted_at: dict[str, int] = {}
-        self._moves = MoveTasks(self._by_arn, self._sources_of, self._rng, self._lock)
         self._closed = False
         #: Faults given to every standard queue this broker creates.
         self.faults = faults
         #: Whether queues this broker creates record message histories.
         self.keep_history = keep_history
+        self._store: Store | None = None
+        if data_dir is None:
+            self._lock: threading.RLock = threading.RLock()
+            self._moves = MoveTasks(self._by_arn, self._sources_of, self._rng, self._lock)
+            return
+        _validate.instance("data_dir", data_dir, (str, os.PathLike), "a path")
+        store = Store(data_dir, durability)
+        lock = DurableLock()
+        self._lock = lock
+        self._moves = MoveTasks(
+            self._by_arn, self._sources_of, self._rng, lock, on_change=store.tasks_changed
+        )
+        try:
+            self._restore(store)
+        except SQSError:
+            store.close()
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # A row this code cannot have written (edited by hand, or damaged in a
+            # way SQLite's check does not see): refuse, name the file, change nothing.
+            store.close()
+            raise StorageError(
+                f"{store.file} holds data this sqsqueue cannot read ({type(exc).__name__}: "
+                f"{exc}); nothing was changed"
+            ) from None
+        except BaseException:
+            store.close()
+            raise
+        self._store = store
+        lock.store = store
+
+    def _restore(self, store: Store) -> None:
+        """Rebuild the broker from its data directory (writes nothing)."""
+        now = self._now_us()
+        self._deleted_at = store.load_deleted()
+        for name, fifo, state in store.load_queues():
+            queue = self._new_queue(name, fifo, {})
+            restore_queue(queue, state, store, now)
+            self._queues[name] = queue
+            store.observe(queue)
+        self._moves.restore(store.load_tasks())
+        store.prune(now)  # only once everything read back: a refused file stays as it was
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The directory a durable broker keeps its state in (None: in memory)."""
+        return None if self._store is None else self._store.path
 
     def __repr__(self) -> str:
         return f"Broker(region={self.region!r}, account_id={self.account_id!r})"
@@ -149,10 +210,19 @@ class Broker(Generic[C]):
         Idempotent; safe from any thread. O(q + w) for q queues and w polls.
         """
         with self._lock:
+            already = self._closed
             self._closed = True
             queues = list(self._queues.values())
         for queue in queues:
             queue.close()
+        if self._store is not None and not already:
+            with self._lock:
+                store, self._store = self._store, None
+                assert isinstance(self._lock, DurableLock)
+                self._lock.store = None
+                if store.dirty:
+                    store.commit()
+                store.close()
 
     @property
     def closed(self) -> bool:
@@ -276,27 +346,34 @@ class Broker(Generic[C]):
             deleted = self._deleted_at.get(name)
             if deleted is not None and now < deleted + L.RECREATE_INTERVAL * US:
                 raise QueueDeletedRecently()
-            cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
-            queue = cls(
-                name,
-                clock=self.clock,
-                attributes=requested,
-                random=self._random,
-                region=self.region,
-                account_id=self.account_id,
-                _lock=self._lock,
-                _resolver=self._by_arn,
-            )
-            queue._tick = self._drive
-            queue._next_tick = self._next_move
-            queue.keep_history = self.keep_history
-            if isinstance(queue, Queue) and self.faults is not None:
-                queue.faults = self.faults
+            queue = self._new_queue(name, fifo, requested)
             if clean_tags:
                 queue._set_tags(clean_tags)
             self._queues[name] = queue
             self._deleted_at.pop(name, None)
+            if self._store is not None:
+                self._store.observe(queue)
+                queue._queue_changed("settings")
             return queue
+
+    def _new_queue(self, name: str, fifo: bool, requested: dict[str, object]) -> Queue | FifoQueue:
+        cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
+        queue = cls(
+            name,
+            clock=self.clock,
+            attributes=requested,
+            random=self._random,
+            region=self.region,
+            account_id=self.account_id,
+            _lock=self._lock,
+            _resolver=self._by_arn,
+        )
+        queue._tick = self._drive
+        queue._next_tick = self._next_move
+        queue.keep_history = self.keep_history
+        if isinstance(queue, Queue) and self.faults is not None:
+            queue.faults = self.faults
+        return queue
 
     def _check_same(
         self, queue: _BaseQueue, requested: dict[str, object], fifo: bool, fifo_given: bool
@@ -325,6 +402,8 @@ class Broker(Generic[C]):
             del self._queues[queue.name]
             self._deleted_at[queue.name] = now
             queue._retire(now)
+            if self._store is not None:
+                self._store.queue_deleted(queue.name, now)
 
     # -- listing --------------------------------------------------------------------
 

@@ -259,14 +259,31 @@ class MoveTasks:
         sources_of: Callable[[str], list[str]],
         rng: _random.Random,
         lock: threading.RLock,
+        on_change: Callable[[list[MoveTask]], None] | None = None,
     ) -> None:
         self._lookup = lookup
         self._sources_of = sources_of
         self._rng = rng
         self._lock = lock
+        #: Called with every task, oldest first, after any task changed (a
+        #: durable broker writes them, ``_durable.py``).
+        self._on_change = on_change
         self._tasks: dict[str, list[MoveTask]] = {}  # source arn -> tasks, oldest first
         self._running: list[MoveTask] = []
+        self._all: list[MoveTask] = []  # every task, oldest first
         self._driving = False
+
+    def restore(self, tasks: list[MoveTask]) -> None:
+        """Take back the tasks a durable broker stored, oldest first."""
+        for task in tasks:
+            self._all.append(task)
+            self._tasks.setdefault(task.source_arn, []).append(task)
+            if task.status == "RUNNING":
+                self._running.append(task)
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self._all)
 
     def start(
         self,
@@ -323,6 +340,8 @@ class MoveTasks:
         task = MoveTask(uuid4(self._rng), source.arn, destination_arn, limit, now, visible)
         self._tasks.setdefault(source.arn, []).append(task)
         self._running.append(task)
+        self._all.append(task)
+        self._changed()
         self.drive(now)
         return task.task_handle
 
@@ -351,6 +370,7 @@ class MoveTasks:
                     raise InvalidParameterValue("Only active tasks can be cancelled.")
                 task.status = "CANCELLED"
                 self._running.remove(task)
+                self._changed()
                 return task.moved
         raise ResourceNotFoundException("Task does not exist.")
 
@@ -413,6 +433,7 @@ class MoveTasks:
         source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
         target._notify()
         task.moved += 1
+        self._changed()
         if (
             task.max_number_of_messages_per_second is not None
             and task.moved >= task.to_move
@@ -424,3 +445,4 @@ class MoveTasks:
         task.status = status
         task.failure_reason = reason
         self._running.remove(task)
+        self._changed()

@@ -253,6 +253,13 @@ class FifoQueue(_BaseQueue):
             return group, None
         return group, _validate.fifo_id("MessageDeduplicationId", deduplication_id)
 
+    def _dedup_key(self, rec: _Record, dedup_id: str | None = None) -> object:
+        """The deduplication window's key for ``rec``: its deduplication id, with
+        its group under per-group deduplication (the scope at creation, see
+        __init__)."""
+        dedup = rec.dedup_id if dedup_id is None else dedup_id
+        return (rec.group_id, dedup) if self._dedup_by_group else dedup
+
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         # ``delay`` is None or 0: a FIFO message takes the queue's delay only
         # (_check_ids refuses any other DelaySeconds).
@@ -260,9 +267,7 @@ class FifoQueue(_BaseQueue):
         if dedup_id is None:
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
             dedup_id = hashlib.sha256(rec.body.encode("utf-8")).hexdigest()
-        key: object = dedup_id
-        if self._dedup_by_group:  # the scope at creation (see __init__)
-            key = (rec.group_id, dedup_id)
+        key = self._dedup_key(rec, dedup_id)
         system_md5 = system_attributes_md5(rec.trace_header)
         entry = self._dedup.entries.get(key)
         if entry is not None and entry.expires > now:

@@ -95,6 +95,11 @@ class Observer(Protocol):
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None: ...
 
+    def queue_changed(self, event: str) -> None:
+        """The queue's own state changed (``Lifecycle._queue_changed``):
+        ``settings`` (attributes, tags, policy) or ``purged`` (PurgeQueue: the
+        purge window started, the FIFO windows were emptied)."""
+
 
 class Window(Protocol):
     """A time window the lifecycle expires with the messages (FIFO
@@ -116,6 +121,9 @@ class History:
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
         self.events.setdefault(rec.message_id, []).append(HistoryEvent(at / US, event, detail))
+
+    def queue_changed(self, event: str) -> None:
+        pass
 
 
 class Ordering(abc.ABC):
@@ -243,6 +251,36 @@ class Lifecycle:
     def _report(self, event: str, rec: _Record, at: int, **detail: object) -> None:
         for observer in self._observers:
             observer.report(event, rec, at, detail)
+
+    def _queue_changed(self, event: str) -> None:
+        """Tell the observers the queue's own state changed (not a message's):
+        ``settings`` or ``purged`` (see :meth:`Observer.queue_changed`)."""
+        for observer in self._observers:
+            observer.queue_changed(event)
+
+    def _restore(self, records: Iterable[_Record], seq: int) -> None:
+        """Index stored records, in sequence order, as they were: no transition,
+        no report (a durable broker reopening, ``_durable.py``). ``seq`` is the
+        last sequence number issued. O(n log n)."""
+        tracks = self._tracks
+        ordering = self._ordering
+        for rec in records:
+            self._records[rec.skey & SEQ_MASK] = rec
+            if rec.skey >= self._last_skey:
+                self._last_skey = rec.skey
+            else:
+                self._out_of_order.add(rec)
+            if rec.receive_count == 0:
+                self._add_fresh(rec)
+                if tracks:
+                    ordering.linked(rec)
+            else:
+                self._received.add(rec)
+                if tracks:
+                    ordering.linked(rec)
+                    ordering.moved(rec, True)
+        self._seq = seq
+        self._oldest_seq = min(self._records, default=seq + 1)
 
     # -- the transitions ------------------------------------------------------------
 

@@ -185,6 +185,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         # The handle tag and MAC key: 256 unguessable bits from os.urandom (or
         # from a seeded ``random``, reproducible and so guessable: for tests).
         seed = random.randbytes(32) if random is not None else os.urandom(32)
+        self._receipts_seed = seed  # kept by a durable broker (_durable.py)
         self._receipts = Receipts(seed, self.arn)
         self._waiters: set[Waiter] = set()
         self._tags: dict[str, str] = {}
@@ -744,6 +745,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             self._purge(now, "purged")
             for window in self._windows:
                 window.clear()
+            self._queue_changed("purged")
             self._notify()
 
     def _retire(self, now: int) -> None:

@@ -151,6 +151,7 @@ class QueueSettings(Lifecycle):
             self._apply_config()
             self._apply_update(update)
             self._modified = now // US
+            self._queue_changed("settings")
             self._notify()
 
     def _apply_update(self, update: Mapping[str, object]) -> None:

@@ -354,6 +354,12 @@ class AccessDenied(SQSError, PermissionError):
     sender_fault = True
 
 
+class StorageError(InternalError):
+    """A durable broker's data directory cannot be used (HTTP 500): it is in use
+    by another process, damaged, foreign, or a write failed. The message names
+    the file. Nothing in the directory was changed."""
+
+
 class ServiceUnavailable(SQSError, RuntimeError):
     """The service cannot take the request (HTTP 503, the receiver's fault).
 

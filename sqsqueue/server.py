@@ -514,6 +514,18 @@ def _parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument(
         "--idle-timeout", type=int, default=IDLE_TIMEOUT, help="seconds an idle connection lives"
     )
+    serve_cmd.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep queues and messages in DIR and restore them on the next start (SQLite)",
+    )
+    serve_cmd.add_argument(
+        "--durability",
+        choices=("process", "machine"),
+        default="process",
+        help="with --data-dir: a returned call survives a crash of the process (default) "
+        "or also power loss (fsync per call); see docs/guarantees.md",
+    )
     return parser
 
 
@@ -527,7 +539,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         credentials = load_credentials(args.credentials) if args.credentials else None
-        broker = Broker(region=args.region, account_id=args.account_id)
+        broker = Broker(
+            region=args.region,
+            account_id=args.account_id,
+            data_dir=args.data_dir,
+            durability=args.durability,
+        )
         _refuse_open(args.host, credentials, args.allow_anonymous)
         endpoint = Endpoint(broker, credentials=credentials)
         sock = _bind(args.host, args.port)
@@ -545,15 +562,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     handle.start()
     auth = "Signature V4 required" if credentials else "no authentication"
+    kept = f"kept in {broker.data_dir}" if broker.data_dir else "in memory"
     print(
         f"sqsqueue: serving SQS at {handle.endpoint_url} (region {broker.region}, "
-        f"account {broker.account_id}, {auth}); Ctrl-C stops",
+        f"account {broker.account_id}, {auth}, {kept}); Ctrl-C stops",
         flush=True,
     )
     while not stop.wait(0.5):
         if not handle._thread.is_alive():
             return 1
     handle.close()
+    broker.close()
     print("sqsqueue: stopped", flush=True)
     return 0
 

@@ -65,11 +65,19 @@ class Mirror:
         else:
             raise AssertionError(f"unknown event {event!r}")
 
+    def queue_changed(self, event: str) -> None:
+        pass
 
-def attach(queue: Queue | FifoQueue) -> None:
-    """Start mirroring ``queue`` (call before anything is sent to it)."""
-    assert not queue._records
-    queue._observers = (*queue._observers, Mirror())
+
+def attach(queue: Queue | FifoQueue, *, restored: bool = False) -> None:
+    """Start mirroring ``queue``: a new one (call before anything is sent to
+    it), or one a durable broker just ``restored`` (its records are the start)."""
+    mirror = Mirror()
+    if restored:
+        mirror.records = {seq: state(rec) for seq, rec in queue._records.items()}
+    else:
+        assert not queue._records
+    queue._observers = (*queue._observers, mirror)
 
 
 def check(queue: Queue | FifoQueue) -> None:

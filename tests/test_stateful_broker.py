@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+import tempfile
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -109,6 +111,8 @@ class BrokerMachine(RuleBasedStateMachine):
     """Rules and invariants shared by the standard and FIFO variants."""
 
     FIFO: ClassVar[bool] = False
+    #: Keep the broker in a data directory, and restart it as a rule (issue 16).
+    DURABLE: ClassVar[bool] = False
     SRC, DLQ, DEST = "src", "dlq", "dest"
     handles = Bundle("handles")
 
@@ -117,7 +121,11 @@ class BrokerMachine(RuleBasedStateMachine):
         # Autojump: the model's long poll jumps to its next deadline, so the
         # machines check where the engine wakes (single-threaded, so sound).
         self.clock = ManualClock(start=START, autojump_threshold=0)
-        self.broker = Broker(clock=self.clock, account_id=ACCOUNT, random=random.Random(1))
+        self.data_dir = tempfile.mkdtemp(prefix="sqsqueue-machine-") if self.DURABLE else None
+        self.restarts = 0
+        self.broker = Broker(
+            clock=self.clock, account_id=ACCOUNT, random=random.Random(1), data_dir=self.data_dir
+        )
         self.model = ModelBroker(now=to_us(START))
         self.names = (self.SRC, self.DLQ, self.DEST)
         self.queues: dict[str, Queue | FifoQueue] = {}
@@ -439,6 +447,33 @@ class BrokerMachine(RuleBasedStateMachine):
             assert moved == engine_moved
             record("task cancelled")
 
+    # -- restart (durable variants) ---------------------------------------------------
+
+    @precondition(lambda self: self.DURABLE and bool(self.queues))
+    @rule(dt=DT)
+    def restart(self, dt: float) -> None:
+        """Close the broker and open its data directory again: the model does not
+        notice. A new seed, or the seeded ids would start over (the store keeps
+        each queue's receipt key, not the random source)."""
+        self.tick(dt)
+        self.broker.close()
+        self.restarts += 1
+        self.broker = Broker(
+            clock=self.clock,
+            account_id=ACCOUNT,
+            random=random.Random(1 + self.restarts),
+            data_dir=self.data_dir,
+        )
+        for name in self.queues:
+            self.queues[name] = self.broker.get_queue(name)
+            mirror.attach(self.queues[name], restored=True)
+        record("restart")
+
+    def teardown(self) -> None:
+        self.broker.close()
+        if self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
     # -- invariants -------------------------------------------------------------------
 
     @invariant()
@@ -587,10 +622,30 @@ class FifoBrokerMachine(BrokerMachine):
         assert self.ids[(self.SRC, m.key)] == result.message_id
 
 
+class DurableStandardBrokerMachine(StandardBrokerMachine):
+    """The standard machine on a durable broker, restarted at random (issue 16)."""
+
+    DURABLE = True
+
+
+class DurableFifoBrokerMachine(FifoBrokerMachine):
+    """The FIFO machine on a durable broker, restarted at random (issue 16)."""
+
+    DURABLE = True
+
+
 StandardBrokerMachine.TestCase.settings = machine_settings(max_examples=400, stateful_step_count=50)
 FifoBrokerMachine.TestCase.settings = machine_settings(max_examples=400, stateful_step_count=50)
+DurableStandardBrokerMachine.TestCase.settings = machine_settings(
+    max_examples=100, stateful_step_count=50
+)
+DurableFifoBrokerMachine.TestCase.settings = machine_settings(
+    max_examples=100, stateful_step_count=50
+)
 TestStandardBrokerMachine = StandardBrokerMachine.TestCase
 TestFifoBrokerMachine = FifoBrokerMachine.TestCase
+TestDurableStandardBrokerMachine = DurableStandardBrokerMachine.TestCase
+TestDurableFifoBrokerMachine = DurableFifoBrokerMachine.TestCase
 
 
 # -- what the machine found, kept as regression tests ---------------------------------

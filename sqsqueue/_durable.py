@@ -1,0 +1,615 @@
+"""Durable brokers: ``Broker(data_dir=...)`` keeps its state in SQLite.
+
+The in-memory indexes stay the read path; the store only writes. It is a
+lifecycle :class:`~sqsqueue._lifecycle.Observer` on every queue of the broker:
+each report marks a message (or a FIFO deduplication entry, a receive attempt,
+a queue's settings, the move tasks) dirty, and when the broker's lock is
+released by the outermost operation (:class:`DurableLock`), one SQLite
+transaction writes the final state of everything dirty. So a call's effect is
+in the store before the call returns, a batch is one transaction, and a
+receive whose lazy expiries ran first commits them with it.
+
+Storage is SQLite from the standard library in WAL mode, one file
+``sqsqueue.sqlite3`` in the directory: state tables (queues, messages,
+deduplication ids, receive attempts, move tasks, deleted names) rather than a
+log, so there is nothing to compact; SQLite checkpoints its WAL itself.
+Expired deduplication ids and attempts are pruned when the broker opens.
+
+What each durability level promises is in ``docs/guarantees.md``:
+
+* ``"process"``: ``synchronous=NORMAL``: a returned call's transaction is in
+  the WAL file (the OS holds it), so it survives SIGKILL of the process;
+* ``"machine"``: ``synchronous=FULL``: the WAL is fsynced before the call
+  returns, so it also survives power loss.
+
+A directory is opened by one process at a time: ``sqsqueue.lock`` holds an
+exclusive ``flock`` while the broker is open. A damaged or foreign file is a
+:class:`~sqsqueue.errors.StorageError` naming it; nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+import _thread
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqsqueue import _limits as L
+from sqsqueue._deadletter import MoveTask
+from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
+from sqsqueue._message import SEQ_BITS, _Record
+from sqsqueue._operations import _BaseQueue
+from sqsqueue._standard import Queue
+from sqsqueue.errors import StorageError
+
+US = L.US
+DB_NAME = "sqsqueue.sqlite3"
+LOCK_NAME = "sqsqueue.lock"
+#: PRAGMA application_id of a sqsqueue store ("SQSQ"), and the schema version.
+APPLICATION_ID = 0x53515351
+SCHEMA_VERSION = 1
+DURABILITY = ("process", "machine")
+
+_SCHEMA = """
+CREATE TABLE queues (
+    name TEXT PRIMARY KEY,
+    fifo INTEGER NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE deleted (
+    name TEXT PRIMARY KEY,
+    at INTEGER NOT NULL
+);
+CREATE TABLE messages (
+    queue TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    attributes TEXT,
+    attributes_md5 TEXT,
+    sender_id TEXT NOT NULL,
+    sent INTEGER NOT NULL,
+    due INTEGER NOT NULL,
+    receive_count INTEGER NOT NULL,
+    receive_base INTEGER NOT NULL,
+    first_receive INTEGER NOT NULL,
+    receipt_no INTEGER NOT NULL,
+    receive_cap INTEGER NOT NULL,
+    rehides INTEGER NOT NULL,
+    token BLOB,
+    group_id TEXT,
+    dedup_id TEXT,
+    sequence_number TEXT,
+    trace_header TEXT,
+    dlq_source_arn TEXT,
+    PRIMARY KEY (queue, seq)
+) WITHOUT ROWID;
+CREATE TABLE dedup (
+    queue TEXT NOT NULL,
+    key TEXT NOT NULL,
+    expires INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    sequence_number TEXT NOT NULL,
+    PRIMARY KEY (queue, key)
+) WITHOUT ROWID;
+CREATE TABLE attempts (
+    queue TEXT NOT NULL,
+    attempt TEXT NOT NULL,
+    expires INTEGER NOT NULL,
+    items TEXT NOT NULL,
+    handles TEXT NOT NULL,
+    PRIMARY KEY (queue, attempt)
+) WITHOUT ROWID;
+CREATE TABLE tasks (
+    position INTEGER PRIMARY KEY,
+    task TEXT NOT NULL
+);
+"""
+
+_MESSAGE_COLUMNS = (
+    "queue, seq, message_id, body, size, attributes, attributes_md5, sender_id, sent, due, "
+    "receive_count, receive_base, first_receive, receipt_no, receive_cap, rehides, token, "
+    "group_id, dedup_id, sequence_number, trace_header, dlq_source_arn"
+)
+# Constants only are formatted into these statements, never a value.
+_UPSERT_MESSAGE = (
+    f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: S608
+)
+
+
+def _attributes_json(attributes: Any) -> str | None:
+    if attributes is None:
+        return None
+    out = []
+    for name, data_type, value in attributes:
+        if isinstance(value, bytes):
+            out.append([name, data_type, None, base64.b64encode(value).decode("ascii")])
+        else:
+            out.append([name, data_type, value, None])
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _attributes_from(text: str | None) -> Any:
+    if text is None:
+        return None
+    return tuple(
+        (name, data_type, value if binary is None else base64.b64decode(binary))
+        for name, data_type, value, binary in json.loads(text)
+    )
+
+
+def _message_row(queue: str, rec: _Record) -> tuple[Any, ...]:
+    return (
+        queue,
+        rec.skey & ((1 << SEQ_BITS) - 1),
+        rec.message_id,
+        rec.body,
+        rec.size,
+        _attributes_json(rec.attributes),
+        rec.attributes_md5,
+        rec.sender_id,
+        rec.skey >> SEQ_BITS,
+        rec.vkey >> SEQ_BITS,
+        rec.receive_count,
+        rec.receive_base,
+        rec.first_receive,
+        rec.receipt_no,
+        rec.receive_cap,
+        rec.rehides,
+        rec.token,
+        rec.group_id,
+        rec.dedup_id,
+        None if rec.sequence_number is None else str(rec.sequence_number),
+        rec.trace_header,
+        rec.dlq_source_arn,
+    )
+
+
+def _record_from(row: tuple[Any, ...]) -> _Record:
+    (
+        _queue,
+        seq,
+        message_id,
+        body,
+        size,
+        attributes,
+        attributes_md5,
+        sender_id,
+        sent,
+        due,
+        receive_count,
+        receive_base,
+        first_receive,
+        receipt_no,
+        receive_cap,
+        rehides,
+        token,
+        group_id,
+        dedup_id,
+        sequence_number,
+        trace_header,
+        dlq_source_arn,
+    ) = row
+    rec = _Record(
+        (sent << SEQ_BITS) | seq,
+        (due << SEQ_BITS) | seq,
+        message_id,
+        body,
+        size,
+        _attributes_from(attributes),
+        attributes_md5,
+        sender_id,
+    )
+    rec.receive_count = receive_count
+    rec.receive_base = receive_base
+    rec.first_receive = first_receive
+    rec.receipt_no = receipt_no
+    rec.receive_cap = receive_cap
+    rec.rehides = rehides
+    rec.token = token
+    rec.group_id = group_id
+    rec.dedup_id = dedup_id
+    rec.sequence_number = None if sequence_number is None else int(sequence_number)
+    rec.trace_header = trace_header
+    rec.dlq_source_arn = dlq_source_arn
+    return rec
+
+
+def _dedup_key(key: object) -> str:
+    return json.dumps(key if isinstance(key, str) else list(key))  # type: ignore[call-overload]
+
+
+def _dedup_key_from(text: str) -> object:
+    key = json.loads(text)
+    return key if isinstance(key, str) else tuple(key)
+
+
+# typeshed marks _thread.RLock final; CPython lets it be subclassed, and a
+# subclass keeps every queue's ``_lock: threading.RLock`` annotation true.
+class DurableLock(_thread.RLock):  # type: ignore[misc]
+    """The broker's re-entrant lock, which commits the store's pending writes
+    when the outermost holder releases it: every operation takes the lock, so
+    its effects are written before it returns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.store: Store | None = None
+
+    def __enter__(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.acquire()
+        self.depth += 1
+        return True
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.depth -= 1
+        try:
+            if self.depth == 0 and self.store is not None and self.store.dirty:
+                self.store.commit()
+        finally:
+            self.release()
+
+
+class _QueueObserver:
+    """The store's observer on one queue: marks what each report changed."""
+
+    __slots__ = ("name", "queue", "store")
+
+    def __init__(self, store: Store, queue: _BaseQueue) -> None:
+        self.store = store
+        self.queue = queue
+        self.name = queue.name
+
+    def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
+        store = self.store
+        store.dirty = True
+        key = (self.name, rec.skey & ((1 << SEQ_BITS) - 1))
+        if event in ("sent", "dead_letter_arrived", "received", "visibility_changed"):
+            store.messages[key] = rec
+            if event in ("sent", "dead_letter_arrived"):
+                store.queues[self.name] = self.queue  # its sequence counter moved
+            if event == "sent" and isinstance(self.queue, FifoQueue):
+                store.dedup[(self.name, self.queue._dedup_key(rec))] = self.queue
+        elif event == "receive_attempt":
+            store.attempts[(self.name, str(detail["attempt"]))] = self.queue
+        else:  # deleted, expired, dead_lettered, moved, purged, queue_deleted
+            store.messages[key] = None
+
+    def queue_changed(self, event: str) -> None:
+        self.store.dirty = True
+        self.store.queues[self.name] = self.queue
+        if event == "purged":
+            self.store.purged.add(self.name)
+
+
+class Store:
+    """One data directory: the lock, the SQLite file and the pending writes."""
+
+    def __init__(self, data_dir: str | os.PathLike[str], durability: str) -> None:
+        if durability not in DURABILITY:
+            from sqsqueue.errors import InvalidParameterValue
+
+            raise InvalidParameterValue(
+                f"Value {durability!r} for parameter durability is invalid. Reason: must be "
+                "'process' or 'machine'."
+            )
+        self.path = Path(data_dir)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the data directory {self.path}: {exc}") from None
+        self.file = self.path / DB_NAME
+        self._lock_file = self._take_lock()
+        try:
+            self.db = self._open(durability)
+        except BaseException:
+            self._lock_file.close()
+            raise
+        self.dirty = False
+        #: (queue name, seq) -> record to write, or None to delete.
+        self.messages: dict[tuple[str, int], _Record | None] = {}
+        #: queue name -> queue to write, or None when it was deleted.
+        self.queues: dict[str, _BaseQueue | None] = {}
+        self.deleted: dict[str, int] = {}
+        self.dedup: dict[tuple[str, object], FifoQueue] = {}
+        self.attempts: dict[tuple[str, str], _BaseQueue] = {}
+        self.tasks: list[MoveTask] | None = None
+        #: Queues purged since the last commit: their windows start empty.
+        self.purged: set[str] = set()
+
+    # -- opening --------------------------------------------------------------------
+
+    def _take_lock(self) -> Any:
+        lock_path = self.path / LOCK_NAME
+        try:
+            handle = open(lock_path, "a+b")  # noqa: SIM115 - held open while the broker lives
+        except OSError as exc:
+            raise StorageError(f"cannot open the lock file {lock_path}: {exc}") from None
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise StorageError(
+                f"the data directory {self.path} is in use by another broker (another "
+                f"process, or an open Broker in this one, holds {lock_path}); close it first"
+            ) from None
+        return handle
+
+    def _open(self, durability: str) -> sqlite3.Connection:
+        existed = self.file.exists() and self.file.stat().st_size > 0
+        try:
+            db = sqlite3.connect(self.file, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {self.file}: {exc}") from None
+        try:
+            if existed:
+                app = db.execute("PRAGMA application_id").fetchone()[0]
+                if app != APPLICATION_ID:
+                    raise StorageError(
+                        f"{self.file} is not a sqsqueue data file (application_id {app:#x}); "
+                        "nothing was changed"
+                    )
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version != SCHEMA_VERSION:
+                    raise StorageError(
+                        f"{self.file} has schema version {version}; this sqsqueue reads "
+                        f"version {SCHEMA_VERSION}"
+                    )
+                check = db.execute("PRAGMA quick_check").fetchone()[0]
+                if check != "ok":
+                    raise StorageError(f"{self.file} is damaged: {check}; nothing was changed")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={'FULL' if durability == 'machine' else 'NORMAL'}")
+            if not existed:
+                db.executescript(f"BEGIN;\n{_SCHEMA}\nCOMMIT;")
+                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except StorageError:
+            db.close()
+            raise
+        except sqlite3.Error as exc:
+            db.close()
+            raise StorageError(f"{self.file} cannot be read: {exc}; nothing was changed") from None
+        return db
+
+    # -- writing --------------------------------------------------------------------
+
+    def commit(self) -> None:
+        """Write everything pending in one transaction. Runs under the broker's
+        lock, when its outermost holder releases it."""
+        messages, self.messages = self.messages, {}
+        queues, self.queues = self.queues, {}
+        deleted, self.deleted = self.deleted, {}
+        dedup, self.dedup = self.dedup, {}
+        attempts, self.attempts = self.attempts, {}
+        tasks, self.tasks = self.tasks, None
+        purged, self.purged = self.purged, set()
+        self.dirty = False
+        db = self.db
+        try:
+            with _transaction(db):
+                for name, queue in queues.items():
+                    if queue is None or queue._deleted:
+                        db.execute("DELETE FROM queues WHERE name = ?", (name,))
+                        db.execute("DELETE FROM messages WHERE queue = ?", (name,))
+                        db.execute("DELETE FROM dedup WHERE queue = ?", (name,))
+                        db.execute("DELETE FROM attempts WHERE queue = ?", (name,))
+                    else:
+                        db.execute(
+                            "INSERT OR REPLACE INTO queues (name, fifo, state) VALUES (?, ?, ?)",
+                            (name, int(queue.FIFO), json.dumps(_queue_state(queue))),
+                        )
+                for name in purged:
+                    # Before this transaction's own writes: a send after the purge
+                    # in the same transaction adds its entry back below.
+                    db.execute("DELETE FROM dedup WHERE queue = ?", (name,))
+                    db.execute("DELETE FROM attempts WHERE queue = ?", (name,))
+                for name, at in deleted.items():
+                    db.execute(
+                        "INSERT OR REPLACE INTO deleted (name, at) VALUES (?, ?)", (name, at)
+                    )
+                upserts = []
+                removals = []
+                for (name, seq), rec in messages.items():
+                    owner = queues.get(name)
+                    if owner is not None and owner._deleted:
+                        continue
+                    if rec is None:
+                        removals.append((name, seq))
+                    else:
+                        upserts.append(_message_row(name, rec))
+                if removals:
+                    db.executemany("DELETE FROM messages WHERE queue = ? AND seq = ?", removals)
+                if upserts:
+                    db.executemany(_UPSERT_MESSAGE, upserts)
+                for (name, key), fifo in dedup.items():
+                    entry = fifo._dedup.entries.get(key)
+                    if entry is None or fifo._deleted:
+                        continue
+                    db.execute(
+                        "INSERT OR REPLACE INTO dedup (queue, key, expires, message_id, "
+                        "sequence_number) VALUES (?, ?, ?, ?, ?)",
+                        (
+                            name,
+                            _dedup_key(key),
+                            entry.expires,
+                            entry.message_id,
+                            str(entry.sequence_number),
+                        ),
+                    )
+                for (name, attempt_id), queue in attempts.items():
+                    if not isinstance(queue, FifoQueue) or queue._deleted:
+                        continue
+                    attempt = queue._attempt_ids.entries.get(attempt_id)
+                    if attempt is None:
+                        db.execute(
+                            "DELETE FROM attempts WHERE queue = ? AND attempt = ?",
+                            (name, attempt_id),
+                        )
+                        continue
+                    db.execute(
+                        "INSERT OR REPLACE INTO attempts (queue, attempt, expires, items, "
+                        "handles) VALUES (?, ?, ?, ?, ?)",
+                        (
+                            name,
+                            attempt_id,
+                            attempt.expires,
+                            json.dumps(attempt.items),
+                            json.dumps(attempt.handles),
+                        ),
+                    )
+                if tasks is not None:
+                    db.execute("DELETE FROM tasks")
+                    db.executemany(
+                        "INSERT INTO tasks (position, task) VALUES (?, ?)",
+                        [(i, json.dumps(_task_state(t))) for i, t in enumerate(tasks)],
+                    )
+        except sqlite3.Error as exc:
+            raise StorageError(f"writing to {self.file} failed: {exc}") from None
+
+    def queue_deleted(self, name: str, at: int) -> None:
+        self.dirty = True
+        self.queues[name] = None
+        self.deleted[name] = at
+
+    def tasks_changed(self, tasks: list[MoveTask]) -> None:
+        self.dirty = True
+        self.tasks = tasks
+
+    def observe(self, queue: _BaseQueue) -> None:
+        """Attach the store to ``queue`` (after restoring it, before any use)."""
+        queue._observers = (*queue._observers, _QueueObserver(self, queue))
+
+    # -- reading --------------------------------------------------------------------
+
+    def load_queues(self) -> list[tuple[str, bool, dict[str, Any]]]:
+        try:
+            rows = self.db.execute("SELECT name, fifo, state FROM queues ORDER BY name").fetchall()
+            return [(name, bool(fifo), json.loads(state)) for name, fifo, state in rows]
+        except (sqlite3.Error, ValueError) as exc:
+            raise StorageError(f"{self.file} cannot be read: {exc}") from None
+
+    def load_deleted(self) -> dict[str, int]:
+        return dict(self._rows("SELECT name, at FROM deleted"))
+
+    def load_messages(self, name: str) -> Iterator[_Record]:
+        sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE queue = ? ORDER BY seq"  # noqa: S608
+        for row in self._rows(sql, (name,)):
+            yield _record_from(row)
+
+    def load_dedup(self, name: str, now: int) -> list[tuple[object, _DedupEntry]]:
+        sql = "SELECT key, expires, message_id, sequence_number FROM dedup WHERE queue = ? "
+        sql += "AND expires > ? ORDER BY expires"
+        return [
+            (_dedup_key_from(key), _DedupEntry(expires, message_id, int(number)))
+            for key, expires, message_id, number in self._rows(sql, (name, now))
+        ]
+
+    def load_attempts(self, name: str, now: int) -> list[tuple[str, _Attempt]]:
+        sql = "SELECT attempt, expires, items, handles FROM attempts WHERE queue = ? "
+        sql += "AND expires > ? ORDER BY expires"
+        return [
+            (
+                attempt,
+                _Attempt(expires, [tuple(i) for i in json.loads(items)], json.loads(handles)),
+            )
+            for attempt, expires, items, handles in self._rows(sql, (name, now))
+        ]
+
+    def load_tasks(self) -> list[MoveTask]:
+        rows = self._rows("SELECT task FROM tasks ORDER BY position")
+        return [MoveTask(**json.loads(task)) for (task,) in rows]
+
+    def prune(self, now: int) -> None:
+        """Forget deduplication ids and attempts that ended before ``now``."""
+        with _transaction(self.db):
+            self.db.execute("DELETE FROM dedup WHERE expires <= ?", (now,))
+            self.db.execute("DELETE FROM attempts WHERE expires <= ?", (now,))
+
+    def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.file} cannot be read: {exc}") from None
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        self._lock_file.close()
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _queue_state(queue: _BaseQueue) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "values": queue._values,
+        "tags": queue._tags,
+        "created": queue._created,
+        "modified": queue._modified,
+        "last_purge": queue._last_purge,
+        "seq": queue._seq,
+        "last_now": queue._last_now,
+        "seed": queue._receipts_seed.hex(),
+    }
+    if isinstance(queue, FifoQueue):
+        state["dedup_by_group"] = queue._dedup_by_group
+    return state
+
+
+def _task_state(task: MoveTask) -> dict[str, Any]:
+    return {
+        "task_id": task.task_id,
+        "source_arn": task.source_arn,
+        "destination_arn": task.destination_arn,
+        "max_number_of_messages_per_second": task.max_number_of_messages_per_second,
+        "started": task.started,
+        "to_move": task.to_move,
+        "moved": task.moved,
+        "status": task.status,
+        "failure_reason": task.failure_reason,
+    }
+
+
+def restore_queue(queue: _BaseQueue, state: Mapping[str, Any], store: Store, now: int) -> None:
+    """Give a freshly made ``queue`` its stored settings and messages (no
+    reports: nothing changes, the store already holds it all). O(n log n)."""
+    from sqsqueue._receipts import Receipts
+
+    queue._values = dict(state["values"])
+    queue._apply_config()
+    queue._apply_update(queue._values)
+    queue._tags = dict(state["tags"])
+    queue._created = state["created"]
+    queue._modified = state["modified"]
+    queue._last_purge = state["last_purge"]
+    queue._last_now = state["last_now"]
+    seed = bytes.fromhex(state["seed"])
+    queue._receipts_seed = seed
+    queue._receipts = Receipts(seed, queue.arn)
+    if isinstance(queue, FifoQueue):
+        queue._dedup_by_group = state["dedup_by_group"]
+        for key, entry in store.load_dedup(queue.name, now):
+            queue._dedup.add(key, entry)
+        for attempt_id, attempt in store.load_attempts(queue.name, now):
+            queue._attempt_ids.add(attempt_id, attempt)
+    queue._seq = state["seq"]
+    queue._restore(store.load_messages(queue.name), state["seq"])
+
+
+__all__ = ["DURABILITY", "DurableLock", "Queue", "Store", "restore_queue"]

@@ -1,0 +1,325 @@
+"""Durable brokers (issue 16): ``Broker(data_dir=...)`` reopened is the broker
+it was. One test per item of the restore list, plus the directory lock and
+damaged or foreign files. The crash suite (SIGKILL) is ``tests/test_crash.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
+from sqsqueue._durable import DB_NAME
+
+START = 1_700_000_000.0
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start=START)
+
+
+class Reopener:
+    """Opens a durable broker on one directory, and reopens it."""
+
+    def __init__(self, path: Path, clock: ManualClock) -> None:
+        self.path = path
+        self.clock = clock
+        self.broker: Broker[ManualClock] = Broker(clock=clock, data_dir=path)
+
+    def reopen(self) -> Broker[ManualClock]:
+        self.broker.close()
+        self.broker = Broker(clock=self.clock, data_dir=self.path)
+        return self.broker
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: ManualClock) -> Iterator[Reopener]:
+    r = Reopener(tmp_path / "data", clock)
+    yield r
+    r.broker.close()
+
+
+def standard(b: Broker[Any], name: str = "jobs") -> Queue:
+    q = b.get_queue(name)
+    assert isinstance(q, Queue)
+    return q
+
+
+def fifo(b: Broker[Any], name: str = "orders.fifo") -> FifoQueue:
+    q = b.get_queue(name)
+    assert isinstance(q, FifoQueue)
+    return q
+
+
+class TestQueues:
+    def test_attributes_tags_policy_and_times_survive(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        b = store.broker
+        dlq = b.create_queue("dlq")
+        q = b.create_queue(
+            "jobs",
+            attributes={
+                "VisibilityTimeout": "45",
+                "DelaySeconds": "3",
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 2}),
+            },
+            tags={"team": "a"},
+        )
+        clock.advance(10)
+        q.add_permission("share", ["111111111111"], ["SendMessage"])
+        q.tag({"env": "test"})
+        q.untag(["team"])
+        before = q.get_attributes()
+        b = store.reopen()
+        q2 = standard(b)
+        assert q2.get_attributes() == before
+        assert q2.list_tags() == {"env": "test"}
+        assert list(b.list_queues().queue_urls) == [dlq.url, q.url]
+        assert b.list_dead_letter_source_queues(dlq.url).queue_urls == (q.url,)
+        # CreateQueue with the same attributes is still idempotent after a restart.
+        assert b.create_queue("jobs", attributes={"VisibilityTimeout": "45"}) is q2
+
+    def test_deleted_queue_stays_deleted_and_its_name_waits(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        q = store.broker.create_queue("gone")
+        q.send("lost with the queue")
+        store.broker.delete_queue(q.url)
+        clock.advance(30)
+        b = store.reopen()
+        assert "gone" not in b
+        with pytest.raises(errors.QueueDeletedRecently):
+            b.create_queue("gone")
+        clock.advance(31)
+        assert len(b.create_queue("gone")) == 0
+
+    def test_purge_window_survives(self, store: Reopener, clock: ManualClock) -> None:
+        q = store.broker.create_queue("jobs")
+        q.send("x")
+        q.purge()
+        clock.advance(30)
+        q2 = standard(store.reopen())
+        with pytest.raises(errors.PurgeQueueInProgress):
+            q2.purge()
+        clock.advance(31)
+        q2.purge()
+
+
+class TestMessages:
+    def test_every_field_survives(self, store: Reopener, clock: ManualClock) -> None:
+        q = store.broker.create_queue("jobs", visibility_timeout=30)
+        sent = q.send(
+            "héllo",
+            message_attributes={"s": "text", "b": b"\x00\xff", "n": 12.5},
+            trace_header="Root=1-5759e988-bd862e3fe1be46a994272793",
+        )
+        [first] = q.receive(attribute_names=["All"])
+        clock.advance(31)  # visible again, received once
+        b = store.reopen()
+        [again] = standard(b).receive(attribute_names=["All"])
+        assert again.message_id == sent.message_id
+        assert again.body == "héllo"
+        assert again.message_attributes == first.message_attributes
+        assert again.md5_of_message_attributes == first.md5_of_message_attributes
+        for name in ("SenderId", "SentTimestamp", "ApproximateFirstReceiveTimestamp"):
+            assert again.attributes[name] == first.attributes[name]
+        assert again.attributes["AWSTraceHeader"] == first.attributes["AWSTraceHeader"]
+        assert again.attributes["ApproximateReceiveCount"] == "2"
+
+    def test_delay_and_visibility_deadlines_survive(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        q = store.broker.create_queue("jobs")
+        q.send("delayed", delay_seconds=60)
+        q.send("taken")
+        [taken] = q.receive(visibility_timeout=100)
+        clock.advance(30)
+        q2 = standard(store.reopen())
+        assert q2.receive(10) == []  # one delayed for 30 s more, one in flight for 70 s
+        clock.advance(30)
+        assert [m.body for m in q2.receive(10, visibility_timeout=600)] == ["delayed"]
+        clock.advance(40)
+        [back] = q2.receive(10)
+        assert back.message_id == taken.message_id
+
+    def test_receipt_handles_from_before_a_restart_still_act(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        q = store.broker.create_queue("jobs")
+        q.send_batch(["a", "b", "c"])
+        a, b, c = q.receive(10, visibility_timeout=60)
+        q2 = standard(store.reopen())
+        q2.delete(a.receipt_handle)
+        q2.change_visibility(b.receipt_handle, 0)
+        assert [m.body for m in q2.receive(10)] == ["b"]
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            q2.delete(c.receipt_handle[:-4] + "AAAA")  # forged handles still fail
+        assert len(q2) == 2
+
+    def test_a_standard_dead_letter_keeps_its_source_and_count(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        b = store.broker
+        dlq = b.create_queue("dlq")
+        q = b.create_queue(
+            "jobs",
+            attributes={
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+            },
+            visibility_timeout=1,
+        )
+        q.send("poison")
+        q.receive()
+        clock.advance(2)
+        assert q.receive() == []  # moved to the DLQ
+        b = store.reopen()
+        [m] = standard(b, "dlq").receive(attribute_names=["All"])
+        assert m.attributes["DeadLetterQueueSourceArn"] == q.arn
+        assert m.attributes["ApproximateReceiveCount"] == "2"
+
+
+class TestFifo:
+    def make(self, b: Broker[Any]) -> FifoQueue:
+        q = b.create_queue("orders.fifo", fifo_queue=True, content_based_deduplication=True)
+        assert isinstance(q, FifoQueue)
+        return q
+
+    def test_groups_order_and_locks_survive(self, store: Reopener, clock: ManualClock) -> None:
+        q = self.make(store.broker)
+        for i in range(4):
+            q.send(f"a{i}", group_id="a")
+            q.send(f"b{i}", group_id="b")
+        [a0] = q.receive(1)  # group a is locked while a0 is in flight
+        q2 = fifo(store.reopen())
+        assert [m.body for m in q2.receive(10)] == ["b0", "b1", "b2", "b3"]
+        q2.delete(a0.receipt_handle)
+        assert [m.body for m in q2.receive(10)] == ["a1", "a2", "a3"]
+
+    def test_deduplication_window_and_sequence_numbers_survive(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        q = self.make(store.broker)
+        first = q.send("same", group_id="g")
+        q2 = fifo(store.reopen())
+        duplicate = q2.send("same", group_id="g")
+        assert duplicate.message_id == first.message_id
+        assert len(q2) == 1
+        later = q2.send("other", group_id="g")
+        assert int(later.sequence_number or 0) > int(first.sequence_number or 0)
+        clock.advance(301)
+        q3 = fifo(store.reopen())
+        assert q3.send("same", group_id="g").message_id != first.message_id
+
+    def test_receive_attempts_replay_after_a_restart(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        q = self.make(store.broker)
+        q.send("x", group_id="g")
+        [m] = q.receive(receive_request_attempt_id="try-1")
+        q2 = fifo(store.reopen())
+        [again] = q2.receive(receive_request_attempt_id="try-1")
+        assert again.receipt_handle == m.receipt_handle
+        q2.delete(again.receipt_handle)
+        assert len(q2) == 0
+
+
+class TestMoveTasks:
+    def test_a_running_task_goes_on_after_a_restart(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        b = store.broker
+        dlq = b.create_queue("dlq")
+        src = b.create_queue(
+            "src",
+            attributes={
+                "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+            },
+        )
+        for i in range(4):
+            dlq.send(f"m{i}")
+        b.start_message_move_task(
+            dlq.arn, destination_arn=src.arn, max_number_of_messages_per_second=1
+        )
+        clock.advance(1)
+        assert len(src) == 1
+        b = store.reopen()
+        [task] = b.list_message_move_tasks(dlq.arn)
+        assert task["Status"] == "RUNNING" and task["ApproximateNumberOfMessagesMoved"] == 1
+        clock.advance(3)
+        assert len(b.get_queue("src")) == 4
+        [task] = b.list_message_move_tasks(dlq.arn)
+        assert task["ApproximateNumberOfMessagesMoved"] == 4
+
+
+class TestTheDirectory:
+    def test_one_broker_at_a_time(self, tmp_path: Path, clock: ManualClock) -> None:
+        first = Broker(clock=clock, data_dir=tmp_path)
+        with pytest.raises(errors.StorageError, match="in use by another broker"):
+            Broker(clock=clock, data_dir=tmp_path)
+        first.close()
+        Broker(clock=clock, data_dir=tmp_path).close()
+
+    def test_a_foreign_sqlite_file_is_refused_and_left_alone(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        db.execute("CREATE TABLE mine (x)")
+        db.commit()
+        db.close()
+        before = (tmp_path / DB_NAME).read_bytes()
+        with pytest.raises(errors.StorageError, match=f"{DB_NAME} is not a sqsqueue data file"):
+            Broker(clock=clock, data_dir=tmp_path)
+        assert (tmp_path / DB_NAME).read_bytes() == before
+
+    def test_a_damaged_file_is_refused_and_left_alone(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        b = Broker(clock=clock, data_dir=tmp_path)
+        b.create_queue("jobs").send("x")
+        b.close()
+        path = tmp_path / DB_NAME
+        data = bytearray(path.read_bytes())
+        data[:16] = b"garbage garbage!"  # the SQLite header
+        path.write_bytes(bytes(data))
+        with pytest.raises(errors.StorageError, match=DB_NAME):
+            Broker(clock=clock, data_dir=tmp_path)
+        assert path.read_bytes() == bytes(data)
+
+    def test_a_row_it_cannot_read_is_refused_and_left_alone(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        b = Broker(clock=clock, data_dir=tmp_path)
+        b.create_queue("jobs").send("x")
+        b.close()
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        db.execute("UPDATE queues SET state = '{\"values\": 1}'")
+        db.commit()
+        db.close()
+        before = (tmp_path / DB_NAME).read_bytes()
+        with pytest.raises(errors.StorageError, match=f"{DB_NAME} holds data"):
+            Broker(clock=clock, data_dir=tmp_path)
+        assert (tmp_path / DB_NAME).read_bytes() == before
+
+    def test_bad_arguments(self, tmp_path: Path) -> None:
+        with pytest.raises(errors.InvalidParameterValue, match="durability"):
+            Broker(data_dir=tmp_path, durability="disk")  # type: ignore[call-overload]
+        with pytest.raises(errors.InvalidParameterValue, match="data_dir"):
+            Broker(data_dir=42)  # type: ignore[call-overload]
+        assert not os.listdir(tmp_path)  # nothing was created
+
+    def test_machine_durability_opens_and_keeps(self, tmp_path: Path, clock: ManualClock) -> None:
+        b = Broker(clock=clock, data_dir=tmp_path, durability="machine")
+        b.create_queue("jobs").send("kept")
+        b.close()
+        with Broker(clock=clock, data_dir=tmp_path) as again:
+            assert [m.body for m in standard(again).receive()] == ["kept"]
+
+    def test_an_in_memory_broker_has_no_directory(self) -> None:
+        assert Broker().data_dir is None
