@@ -41,10 +41,11 @@ class Waiter:
     may be called from any thread, any number of times; the first call wins.
     """
 
-    __slots__ = ("_event", "_future", "_loop")
+    __slots__ = ("_called", "_event", "_future", "_loop")
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
+        self._called = False
         self._event: threading.Event | None = None
         self._future: asyncio.Future[None] | None = None
         if loop is None:
@@ -54,14 +55,23 @@ class Waiter:
 
     def wake(self) -> None:
         """Wake the waiter; safe from any thread."""
+        self._called = True
         if self._event is not None:
             self._event.set()
             return
         loop, fut = self._loop, self._future
         assert loop is not None and fut is not None
+        if asyncio._get_running_loop() is loop:
+            _resolve(fut)  # on the loop's own thread: no wake-up of the loop needed
+            return
         # A closed loop raises RuntimeError: nobody is waiting any more.
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_resolve, fut)
+
+    @property
+    def called(self) -> bool:
+        """True once :meth:`wake` was called (it may not have taken effect yet)."""
+        return self._called
 
     @property
     def woken(self) -> bool:

@@ -187,7 +187,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         seed = random.randbytes(32) if random is not None else os.urandom(32)
         self._receipts_seed = seed  # kept by a durable broker (_durable.py)
         self._receipts = Receipts(seed, self.arn)
-        self._waiters: set[Waiter] = set()
+        self._waiters: dict[Waiter, None] = {}  # in the order they began to wait
         self._tags: dict[str, str] = {}
         self._last_now = 0
         #: The next moment after ``now`` a move task acts (a long poll wakes then).
@@ -332,7 +332,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             commit = self._commit
             results = [commit(rec, delay, now, sender) for rec, delay in prepared]
             if self._waiters:
-                self._notify()
+                self._notify(len(results))
         return results
 
     def send(
@@ -376,7 +376,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             now = self._begin()
             result = self._commit(rec, delay, now, sender)
             if self._waiters:
-                self._notify()
+                self._notify(1)
         return result
 
     def send_batch(

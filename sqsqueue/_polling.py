@@ -35,17 +35,33 @@ class LongPolling:
     _clock: Clock
     _closed: bool
     _visibility_us: int
-    _waiters: set[Waiter]
+    _waiters: dict[Waiter, None]
     _next_tick: Callable[[int], int | None] | None
     _now_us: Callable[[], int]
     _receive_now: Callable[..., list[Message]]
     _ordering: Ordering
 
-    def _notify(self) -> None:
-        """Wake every long poll so it looks again. O(w) for w waiting polls."""
-        if self._waiters:
-            for waiter in self._waiters:
+    def _notify(self, count: int | None = None) -> None:
+        """Wake long polls so they look again: every one (``count`` None: a
+        visibility change, a delete that may unlock a FIFO group, a close...),
+        or the ``count`` that waited longest and were not woken yet (a send of
+        ``count`` messages: waking every poll for one message would have them
+        all look and all but one wait again, a cost that grows with the polls
+        held). A woken poll that leaves without looking passes its wake-up on
+        (``_poll``), so none is lost. O(w) for all, O(count + woken) else."""
+        waiters = self._waiters
+        if not waiters:
+            return
+        if count is None:
+            for waiter in waiters:
                 waiter.wake()
+            return
+        for waiter in waiters:
+            if count <= 0:
+                break
+            if not waiter.called:
+                waiter.wake()
+                count -= 1
 
     def _poll(
         self,
@@ -81,12 +97,18 @@ class LongPolling:
                     return msgs
                 wake_at = self._wake_time(now, deadline)
                 waiter = Waiter(loop)
-                self._waiters.add(waiter)
+                self._waiters[waiter] = None
+            looked = False
             try:
                 woken = yield waiter, wake_at
+                looked = True
             finally:
                 with self._lock:
-                    self._waiters.discard(waiter)
+                    del self._waiters[waiter]
+                    if not looked and waiter.called and self._waiters:
+                        # Woken for a message, but leaving without looking (the
+                        # task was cancelled): another poll looks instead.
+                        self._notify(1)
             # Not woken, and time has not reached wake_at: the clock gave up
             # waiting. One last attempt, then the poll returns what it found.
             last_try = not woken and round(self._clock.now() * US) < wake_at

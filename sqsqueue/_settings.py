@@ -45,7 +45,7 @@ class QueueSettings(Lifecycle):
     _begin: Callable[[], int]
     _check_alive: Callable[[], None]
     _authorize: Callable[..., str | None]
-    _notify: Callable[[], None]
+    _notify: Callable[..., None]
 
     # -- identity --------------------------------------------------------------
 
