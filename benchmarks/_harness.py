@@ -14,10 +14,9 @@ Nothing here measures sqsqueue; it is the machinery around the measurements:
   ``write_section`` and ``merge_targets`` (one script's section and Targets rows,
   from the other scripts), ``command`` and ``section_args`` (their command line).
 
-The scripts import it by name (``from _harness import Table, ...``): the
-directory of the script run is on ``sys.path``, and scripts that are imported
-put it there. Its name does not start with ``bench_``, so ``python3 benchmarks``
-does not run it.
+The scripts import it by name (``from _harness import Table, ...``): Python
+puts the directory of the script it runs first on ``sys.path``. Its name does
+not start with ``bench_``, so ``python3 benchmarks`` does not run it.
 """
 
 from __future__ import annotations
