@@ -52,7 +52,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_core import (  # noqa: E402
+from _harness import (  # noqa: E402
     Plot,
     Table,
     Ticker,

@@ -32,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_core import (  # noqa: E402
+from _harness import (  # noqa: E402
     Table,
     command,
     dur,
