@@ -20,11 +20,11 @@ Benchmarks report; they never fail on a missed target.
 
 Layout: each ``bench_*.py`` is a script this runner finds and runs;
 ``bench_core.py`` runs the core sections (RESULTS.md §1-7) and rewrites
-RESULTS.md, the others replace their own section of it (``bench_boto3.py``
-also merges its rows into the Targets table). Modules whose names start with
-``_`` are imported, never run: ``_harness.py`` is what every script shares
-(tables, plots, the machine's description, progress lines, writing RESULTS.md,
-the command line), and ``_core_common.py``, ``_core_throughput.py`` (floor,
+RESULTS.md, the others replace their own section of it (and some merge their
+rows into its Targets table). Modules whose names start with ``_`` are
+imported, never run: ``_harness.py`` is what every script shares (tables,
+plots, the machine's description, progress lines, writing RESULTS.md, the
+command line), and ``_core_common.py``, ``_core_throughput.py`` (floor,
 standard, fifo), ``_core_latency.py`` (latency, inflight, longpoll) and
 ``_core_memory.py`` (memory) hold ``bench_core.py``'s sections. A new script
 imports from ``_harness``, not from another script.

@@ -53,70 +53,25 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from _core_common import BODY, FULL, KIB, QUICK, START, Sizes
+from _core_common import FULL, QUICK, Sizes
 from _core_latency import bench_inflight, bench_latency, bench_longpoll
 from _core_memory import bench_memory, memory_child
 from _core_throughput import bench_fifo, bench_floor, bench_standard, profile
 from _harness import (
     HERE,
-    Plot,
     Report,
     Table,
-    Ticker,
-    Verdict,
     command,
     draw_plots,
-    dur,
     foreign_sections,
     foreign_targets,
-    loadavg,
     machine,
-    merge_targets,
-    pct,
     perf,
-    progress,
-    rate,
     render,
-    section_args,
-    share,
     status,
-    us,
-    write_section,
 )
 
 SECTIONS = ("floor", "standard", "fifo", "latency", "inflight", "memory", "longpoll")
-
-#: For scripts written before ``_harness.py`` existed, which import the harness
-#: from here (``from bench_core import Table, ...``); new scripts import it from
-#: ``_harness`` and what the core sections share from ``_core_common``.
-__all__ = [
-    "BODY",
-    "FULL",
-    "KIB",
-    "QUICK",
-    "START",
-    "Plot",
-    "Report",
-    "Sizes",
-    "Table",
-    "Ticker",
-    "Verdict",
-    "command",
-    "draw_plots",
-    "dur",
-    "loadavg",
-    "machine",
-    "main",
-    "merge_targets",
-    "pct",
-    "progress",
-    "rate",
-    "section_args",
-    "share",
-    "status",
-    "us",
-    "write_section",
-]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
