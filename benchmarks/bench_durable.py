@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -142,8 +143,12 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=None if mode is None else data_dir,
                 durability=mode or "process",
             )
-            for name, fn in (("single calls", cycles_single), ("batches of 10", cycles_batched)):
-                took = best_of(lambda fn=fn, b=broker, c=count: fn(b, c), repeats)
+            loops: tuple[tuple[str, Callable[[Broker[SystemClock], int], None]], ...] = (
+                ("single calls", cycles_single),
+                ("batches of 10", cycles_batched),
+            )
+            for name, fn in loops:
+                took = best_of(partial(fn, broker, count), repeats)
                 per = took / count
                 rows.append(
                     [
