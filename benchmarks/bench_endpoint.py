@@ -887,11 +887,11 @@ def section(
             [f"{n:,}", f"{len(xs):,}", dur(pct(xs, 0.5)), dur(pct(xs, 0.99)), dur(max(xs))]
         )
     t5.notes.append(
-        "Every message stored wakes every poll waiting on its queue (the engine's "
-        "`_notify`; each wake is a `call_soon_threadsafe` on the server's loop), and all "
-        "but one find nothing and wait again; so with many polls held a send costs the "
-        "server work in proportion to them, and the wake-up grows with the polls held. "
-        "Waking one poll per message stored would make it flat."
+        "A send wakes one waiting poll per message it stored, the longest waiting first "
+        "(the engine's `_notify`), and a wake on the server's own loop resolves the poll's "
+        "future at once; so a send costs the same whatever the polls held, and the wake-up "
+        "stays flat. (Before this, every message woke every poll, all but one looked in "
+        "vain, and at 1,000 polls the p50 was about 9 ms.)"
     )
     t5.plot = Plot(
         "endpoint_wakeup_vs_polls.png",

@@ -500,9 +500,19 @@ class Store:
         return dict(self._rows("SELECT name, at FROM deleted"))
 
     def load_messages(self, name: str) -> Iterator[_Record]:
+        """The stored messages of queue ``name``, in sequence order, read in
+        chunks: a million rows never sit in memory beside their records."""
         sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE queue = ? ORDER BY seq"  # noqa: S608
-        for row in self._rows(sql, (name,)):
-            yield _record_from(row)
+        try:
+            cursor = self.db.execute(sql, (name,))
+            while True:
+                rows = cursor.fetchmany(4096)
+                if not rows:
+                    return
+                for row in rows:
+                    yield _record_from(row)
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.file} cannot be read: {exc}") from None
 
     def load_dedup(self, name: str, now: int) -> list[tuple[object, _DedupEntry]]:
         sql = "SELECT key, expires, message_id, sequence_number FROM dedup WHERE queue = ? "
