@@ -8,7 +8,9 @@ again on the same directory, and repeats. Then it opens the directory itself
 and checks, against the log:
 
 * every acknowledged send is stored (in its queue or, dead-lettered, in the
-  queue's DLQ) unless its delete was acknowledged;
+  queue's DLQ) unless its delete was acknowledged (or, at most one message per
+  kill, a delete returned just before the kill and was not logged: only a
+  message that life held can be that one);
 * no acknowledged delete came back (in the queue it was deleted from);
 * each FIFO group's stored messages are in the order their sends were
   acknowledged, with increasing sequence numbers;
@@ -30,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from sqsqueue import Broker, SystemClock
 from tests._crash_worker import FIFO, FIFO_DLQ, STD, STD_DLQ
@@ -73,6 +77,19 @@ def run_lives(data_dir: Path, log: Path, kills: int, rng: random.Random) -> None
         child.communicate()
 
 
+def held_at_kill(entries: list[dict[str, Any]]) -> list[set[str]]:
+    """For each life, the messages it had received and not deleted when killed."""
+    lives: list[set[str]] = []
+    for e in entries:
+        if e["op"] == "ready":
+            lives.append(set())
+        elif e["op"] == "recv":
+            lives[-1].update(e["ids"])
+        elif e["op"] == "delete":
+            lives[-1].discard(e["id"])
+    return lives
+
+
 def verify(data_dir: Path, entries: list[dict[str, Any]]) -> dict[str, int]:
     sends = [e for e in entries if e["op"] in ("send", "fsend")]
     deletes = {(e["q"], e["id"]) for e in entries if e["op"] == "delete"}
@@ -84,14 +101,26 @@ def verify(data_dir: Path, entries: list[dict[str, Any]]) -> dict[str, int]:
             q._check()
             stored[name] = {r.message_id: r for r in q._records.values()}
         home = {STD: STD_DLQ, FIFO: FIFO_DLQ}
-        lost = [
-            e
+        missing = {
+            e["id"]
             for e in sends
             if e["id"] not in deleted_ids
             and e["id"] not in stored[e["q"]]
             and e["id"] not in stored[home[e["q"]]]
-        ]
-        assert not lost, f"{len(lost)} acknowledged sends lost, first: {lost[:3]}"
+        }
+        # A kill can land after a delete returned and before its line was
+        # written: that delete happened, unacknowledged, as a client whose
+        # connection dropped would see it. Only a message the life held (received
+        # and not yet deleted) when it was killed can go that way, at most one
+        # per life. Anything else missing was lost.
+        unexplained = set(missing)
+        for held in held_at_kill(entries):
+            gone = held & unexplained
+            assert len(gone) <= 1, f"one life's kill explains {len(gone)} missing: {gone}"
+            unexplained -= gone
+        assert not unexplained, (
+            f"{len(unexplained)} acknowledged sends lost: {sorted(unexplained)[:3]}"
+        )
         back = [(q, i) for q, i in deletes if i in stored[q]]
         assert not back, f"acknowledged deletes came back: {back[:5]}"
         # FIFO order per group: stored messages in acknowledged-send order.
@@ -123,9 +152,11 @@ def verify(data_dir: Path, entries: list[dict[str, Any]]) -> dict[str, int]:
             "sends": len(sends),
             "deletes": len(deletes),
             "stored": sum(len(v) for v in stored.values()),
+            "deleted unacknowledged": len(missing),
         }
 
 
+@pytest.mark.timeout(3600 if LONG else 300)
 def test_sigkill_at_random_loses_nothing_acknowledged(tmp_path: Path) -> None:
     rng = random.Random(20261123)
     log = tmp_path / "acknowledged.log"
