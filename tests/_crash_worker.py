@@ -89,6 +89,10 @@ def main() -> None:
                 group=group,
                 dedup=dedup,
                 seq=sent.sequence_number,
+                # When this id's deduplication window ends (the engine's entry,
+                # restored across restarts): a later send of the same id before
+                # then must get this message back.
+                expires=fifo._dedup.entries[dedup].expires / 1e6,
             )
         elif roll < 0.75:
             queue = rng.choice((std, fifo))
