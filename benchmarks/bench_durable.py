@@ -6,13 +6,15 @@ Run through ``python3 benchmarks`` (``--only durable`` alone) or
 * Throughput: send + receive + delete cycles (single calls, and batches of 10)
   on an in-memory broker, a durable one (``durability="process"``) and a
   durable one that fsyncs (``"machine"``), in one run, on the system clock.
-  Peers: ``queue.Queue`` put + get (the in-process floor) and persist-queue's
-  SQLite queue (``persistqueue.SQLiteAckQueue``, the persistent in-process
-  queue users pick today), when it is installed.
+  Peers: ``queue.Queue`` put + get (the in-process floor), and the persistent
+  in-process queues users pick today, persist-queue's ``SQLiteAckQueue`` and
+  litequeue's ``LiteQueue``, at the same two durability levels (all three are
+  SQLite in WAL mode; the ``synchronous`` pragma sets the level).
 * Recovery: a directory holding 1,000,000 messages (100-byte bodies) is opened
   by a fresh process: wall time to open, and the resident memory it takes.
 
-Writes this script's section of ``benchmarks/RESULTS.md``. No targets.
+Writes this script's section of ``benchmarks/RESULTS.md`` and merges issue 16's
+targets into its Targets table.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import itertools
 import json
 import os
 import queue
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,13 +38,17 @@ sys.path.insert(0, str(HERE))
 
 from _harness import (  # noqa: E402
     Table,
+    Verdict,
     command,
     dur,
     loadavg,
     machine,
+    merge_targets,
     progress,
     rate,
     section_args,
+    share,
+    status,
     write_section,
 )
 
@@ -90,6 +97,187 @@ def best_of(fn: Callable[[], None], repeats: int) -> float:
     return best
 
 
+#: The durability levels compared, and what each peer's equivalent setting is.
+#: sqsqueue's "process" is WAL with ``synchronous=NORMAL`` (a returned call is in
+#: the WAL file: it survives SIGKILL, not power loss); "machine" is WAL with
+#: ``synchronous=FULL`` (the WAL is fsynced before a call returns). Both peers
+#: are SQLite in WAL mode too, so the same two pragmas give them the same two
+#: promises: persist-queue's default is FULL, litequeue's NORMAL; each runs at
+#: both, its default marked.
+LEVELS = ("process", "machine")
+SYNC = {"process": "NORMAL", "machine": "FULL"}
+LABEL = {
+    "memory": "in memory",
+    "process": 'durability="process" (survives SIGKILL)',
+    "machine": 'durability="machine" (survives power loss: fsync per transaction)',
+}
+PEERS = {
+    "persist-queue": "persist-queue `SQLiteAckQueue`: put, get, ack",
+    "litequeue": "litequeue `LiteQueue`: put, pop, done",
+}
+
+
+def _set_sync(connections: list[sqlite3.Connection], level: str) -> None:
+    """Apply ``level``'s synchronous pragma to a peer's connections, and check
+    with SQLite that they run in WAL mode at that setting (so a table row never
+    claims a promise the peer was not making)."""
+    for conn in connections:
+        conn.execute(f"PRAGMA synchronous={SYNC[level]}")
+        journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        sync = conn.execute("PRAGMA synchronous").fetchone()[0]
+        if journal != "wal" or sync != {"NORMAL": 1, "FULL": 2}[SYNC[level]]:
+            raise RuntimeError(f"peer runs journal_mode={journal}, synchronous={sync}")
+
+
+def persist_queue_cycles(path: Path, n: int, level: str) -> None:
+    """persist-queue's acknowledging SQLite queue: put, get, ack, one message at a
+    time (it has no batch calls; its ack queue refuses ``auto_commit=False``)."""
+    import persistqueue
+
+    pq = persistqueue.SQLiteAckQueue(str(path), multithreading=True, auto_commit=True)
+    _set_sync([c for c in (pq._conn, pq._putter) if c is not None], level)
+    for _ in range(n):
+        pq.put(BODY)
+        pq.ack(pq.get())
+    pq.close()
+
+
+def litequeue_cycles(path: Path, n: int, level: str, batch: int) -> None:
+    """litequeue: put, pop, done. With ``batch`` > 1, ``batch`` puts share one
+    transaction (its ``transaction()``), and so do ``batch`` dones, as sqsqueue's
+    batch calls take 10 in one; ``pop`` opens its own transaction, so pops stay
+    one each."""
+    import litequeue
+
+    lq = litequeue.LiteQueue(str(path))
+    _set_sync([lq.conn], level)
+    for _ in range(n // batch):
+        if batch == 1:
+            lq.put(BODY)
+            message = lq.pop()
+            assert message is not None
+            lq.done(message.message_id)
+            continue
+        with lq.transaction():
+            for _ in range(batch):
+                lq.put(BODY)
+        popped = [lq.pop() for _ in range(batch)]
+        ids = [m.message_id for m in popped if m is not None]
+        assert len(ids) == batch
+        with lq.transaction():
+            for message_id in ids:
+                lq.done(message_id)
+    lq.conn.close()
+
+
+def peers(tmp: Path, count: int, repeats: int) -> dict[tuple[str, str, str], float]:
+    """The persistent in-process queues users pick today, at both durability
+    levels, each repeat on a fresh file (both keep finished rows, so a reused file
+    would grow). A peer that is not installed has no rows."""
+    rates: dict[tuple[str, str, str], float] = {}
+    fresh = itertools.count()
+    runs: list[tuple[str, str, Callable[[Path, int, str], None]]] = [
+        ("persist-queue", "single", persist_queue_cycles),
+        ("litequeue", "single", partial(litequeue_cycles, batch=1)),
+        ("litequeue", "batch", partial(litequeue_cycles, batch=10)),
+    ]
+    for peer, kind, fn in runs:
+        try:
+            __import__(peer.replace("-", ""))
+        except ImportError:
+            progress("durable", peer, "not installed: no row")
+            continue
+        for level in LEVELS:
+
+            def run(fn: Callable[[Path, int, str], None] = fn, level: str = level) -> None:
+                fn(tmp / f"run-{next(fresh)}", count, level)
+
+            took = best_of(run, repeats)
+            rates[peer, level, kind] = count / took
+            progress("durable", f"{peer} {kind}, {level}", f"{rate(count / took)} messages/s")
+    return rates
+
+
+def throughput_table(
+    rates: dict[tuple[str, str, str], float], floor_rate: float, repeats: int
+) -> Table:
+    memory = rates["sqsqueue", "memory", "single"]
+    rows = [["queue.Queue put + get (the floor)", "", "", rate(floor_rate), "1", ""]]
+    defaults = {("persist-queue", "machine"), ("litequeue", "process")}
+    for (path, level, kind), value in sorted(
+        rates.items(), key=lambda kv: (["memory", *LEVELS].index(kv[0][1]), kv[0][0] != "sqsqueue")
+    ):
+        what = "sqsqueue" if path == "sqsqueue" else PEERS[path]
+        if (path, level) in defaults:
+            what += " (its default setting)"
+        rows.append(
+            [
+                what,
+                LABEL[level],
+                "single calls" if kind == "single" else "batches of 10",
+                rate(value),
+                share(value / floor_rate),
+                "1"
+                if (path, level, kind) == ("sqsqueue", "memory", "single")
+                else share(value / memory),
+            ]
+        )
+    table = Table(
+        "Throughput: send + receive + delete, in memory and durable",
+        f"100-byte messages, one thread, `SystemClock`, best of {repeats}. A message counts "
+        "once sent, received and deleted (the peers: put, taken, acknowledged). Each call "
+        "is durable before it returns: sqsqueue writes a call's changes in one SQLite "
+        "transaction, a batch call included; the peers commit each put, get and ack "
+        "(litequeue's batch rows put 10 in one transaction and mark 10 done in one; its "
+        "pop always commits alone). All three are SQLite "
+        "in WAL mode, run here at both levels with the same `synchronous` pragma "
+        '(NORMAL for "process", FULL for "machine"), so each row pair promises the same.',
+        (
+            "path",
+            "durability",
+            "calls",
+            "messages/s",
+            "ratio to queue.Queue",
+            "ratio to sqsqueue in memory (single)",
+        ),
+        rows=rows,
+    )
+    table.notes.append(
+        '"process" leaves each transaction in the WAL file without syncing (it survives '
+        'SIGKILL, not power loss); "machine" fsyncs it, so its rate is the disk\'s sync '
+        "rate, whatever the CPU. persist-queue has no batch calls and its ack queue refuses "
+        "`auto_commit=False`, so it has single rows only."
+    )
+    return table
+
+
+def judge(rates: dict[tuple[str, str, str], float]) -> list[Verdict]:
+    """Issue 16's targets, against persist-queue at its power-loss-safe default."""
+    if ("persist-queue", "machine", "single") not in rates:
+        return []
+    peer = rates["persist-queue", "machine", "single"]
+    single = rates["sqsqueue", "machine", "single"]
+    batch = rates["sqsqueue", "machine", "batch"]
+    return [
+        Verdict(
+            'durable single-message cycles, durability="machine" >= persist-queue '
+            "SQLiteAckQueue (fsync per commit)",
+            "issue 16",
+            f"{single / peer:.1f}x ({rate(single)} vs {rate(peer)} messages/s)",
+            single >= peer,
+            "durable",
+        ),
+        Verdict(
+            'durable batches of 10, durability="machine" >= 5x persist-queue '
+            "SQLiteAckQueue (fsync per commit)",
+            "issue 16",
+            f"{batch / peer:.1f}x ({rate(batch)} vs {rate(peer)} messages/s)",
+            batch >= 5 * peer,
+            "durable",
+        ),
+    ]
+
+
 RECOVER = r"""
 import json, os, sys, time, psutil
 from sqsqueue import Broker, SystemClock
@@ -126,79 +314,30 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in header:
         print(f"[bench] {key}: {value}", flush=True)
     t_all = perf()
-    rows: list[list[str]] = []
     floor = best_of(lambda: queue_floor(n_cycle), repeats)
-    rows.append(["queue.Queue put + get (the floor)", "-", rate(n_cycle / floor), "1"])
     progress("durable", "queue.Queue put + get", f"{rate(n_cycle / floor)} /s")
+    #: messages/s by (path, durability level, "single" or "batch")
+    rates: dict[tuple[str, str, str], float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode, label in (
-            (None, "in memory"),
-            ("process", 'data_dir, durability="process"'),
-            ("machine", 'data_dir, durability="machine" (fsync per call)'),
-        ):
+        for mode in ("memory", "process", "machine"):
             count = n_cycle if mode != "machine" else max(n_cycle // 10, 200)
-            data_dir = Path(tmp) / (mode or "memory")
             broker = Broker(
                 clock=SystemClock(),
-                data_dir=None if mode is None else data_dir,
-                durability=mode or "process",
+                data_dir=None if mode == "memory" else Path(tmp) / mode,
+                durability="process" if mode == "memory" else mode,
             )
             loops: tuple[tuple[str, Callable[[Broker[SystemClock], int], None]], ...] = (
-                ("single calls", cycles_single),
-                ("batches of 10", cycles_batched),
+                ("single", cycles_single),
+                ("batch", cycles_batched),
             )
-            for name, fn in loops:
+            for kind, fn in loops:
                 took = best_of(partial(fn, broker, count), repeats)
-                per = took / count
-                rows.append(
-                    [
-                        f"sqsqueue {name}, {label}",
-                        f"{count:,}",
-                        rate(count / took),
-                        f"1/{per / (floor / n_cycle):.1f}",
-                    ]
-                )
-                progress("durable", f"{name}, {label}", f"{rate(count / took)} messages/s")
+                rates["sqsqueue", mode, kind] = count / took
+                progress("durable", f"sqsqueue {kind}, {mode}", f"{rate(count / took)} messages/s")
             broker.close()
-        try:
-            import persistqueue
-
-            path = Path(tmp) / "persistqueue"
-
-            def persist_cycles() -> None:
-                pq = persistqueue.SQLiteAckQueue(str(path), multithreading=True, auto_commit=True)
-                for _ in range(max(n_cycle // 10, 200)):
-                    pq.put(BODY)
-                    item = pq.get()
-                    pq.ack(item)
-
-            count = max(n_cycle // 10, 200)
-            took = best_of(persist_cycles, repeats)
-            rows.append(
-                [
-                    "persist-queue SQLiteAckQueue put + get + ack",
-                    f"{count:,}",
-                    rate(count / took),
-                    f"1/{(took / count) / (floor / n_cycle):.1f}",
-                ]
-            )
-            progress("durable", "persist-queue SQLiteAckQueue", f"{rate(count / took)} /s")
-        except ImportError:
-            progress("durable", "persist-queue", "not installed: no row")
-
-        throughput = Table(
-            "Throughput: send + receive + delete, in memory and durable",
-            f"100-byte messages, one thread, `SystemClock`, best of {repeats}. A message counts "
-            "once sent, received and deleted. Ratio: against `queue.Queue` put + get in this "
-            "run. The durable rows write every call's changes in one SQLite transaction "
-            "before it returns.",
-            ("path", "messages", "messages/s", "ratio to queue.Queue"),
-            rows=rows,
-        )
-        throughput.notes.append(
-            '"process" writes the WAL without syncing (it survives SIGKILL); "machine" '
-            "fsyncs each transaction, so its rate is the disk's sync rate, whatever the CPU."
-        )
+        rates.update(peers(Path(tmp), max(n_cycle // 10, 200), repeats))
+        throughput = throughput_table(rates, n_cycle / floor, repeats)
+        verdicts = judge(rates)
 
         big = Path(tmp) / "big"
         filled = fill(big, n_big)
@@ -268,7 +407,11 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.output is not None:
         write_section(args.output, SECTION, text)
+        merge_targets(args.output, verdicts)
         print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    print("\n[bench] targets:")
+    for v in verdicts:
+        print(f"[bench]   {status(v.met):<6} {v.target}: {v.figure}")
     return 0
 
 
