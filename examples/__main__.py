@@ -8,6 +8,8 @@ was counted exactly once. Arguments go to the demo (``--master``, ``--events``).
 
 ``python3 examples worker-pool`` runs the smaller demo without Spark: worker
 threads that crash on some jobs, redelivered on a virtual clock.
+``python3 examples durable-pool`` runs a worker process on a durable broker,
+kills it with SIGKILL several times and shows that no job was lost.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from bootstrap import ROOT, ensure_venv, run
 
 def main() -> int:
     args = sys.argv[1:]
-    if args[:1] == ["worker-pool"]:
+    if args[:1] in (["worker-pool"], ["durable-pool"]):
         python = str(ensure_venv("dev"))
-        return run([python, str(ROOT / "examples" / "worker_pool.py"), *args[1:]])
+        script = args[0].replace("-", "_") + ".py"
+        return run([python, str(ROOT / "examples" / script), *args[1:]])
     python = str(ensure_venv("dev,spark,testing"))
     return run([python, str(ROOT / "examples" / "spark_pipeline.py"), *args])
 

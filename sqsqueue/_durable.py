@@ -549,6 +549,30 @@ class Store:
         except sqlite3.Error as exc:
             raise StorageError(f"{self.file} cannot be read: {exc}") from None
 
+    def backup(self, destination: str | os.PathLike[str]) -> Path:
+        """Copy the store into ``destination``, a new or empty directory, with
+        SQLite's online backup (a consistent snapshot, never a torn file copy).
+        Runs under the broker's lock, so no call is half in the copy."""
+        target_dir = Path(destination)
+        try:
+            if target_dir.exists() and (not target_dir.is_dir() or any(target_dir.iterdir())):
+                raise StorageError(
+                    f"cannot back up into {target_dir}: it must be a new or empty directory"
+                )
+            target_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot back up into {target_dir}: {exc}") from None
+        target = target_dir / DB_NAME
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                self.db.backup(copy)
+            finally:
+                copy.close()
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot back up {self.file} into {target}: {exc}") from None
+        return target_dir
+
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self.db.close()

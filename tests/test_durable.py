@@ -323,3 +323,72 @@ class TestTheDirectory:
 
     def test_an_in_memory_broker_has_no_directory(self) -> None:
         assert Broker().data_dir is None
+
+
+class TestBackup:
+    """``Broker.backup(dir)`` copies a running durable broker into a new data
+    directory that opens as the broker was at the last call that returned."""
+
+    def fill(self, b: Broker[Any]) -> tuple[Queue, FifoQueue]:
+        q = b.create_queue("jobs", tags={"team": "a"})
+        f = b.create_queue("orders.fifo", fifo_queue=True, content_based_deduplication=True)
+        assert isinstance(q, Queue) and isinstance(f, FifoQueue)
+        q.send_batch(["a", "b", "c"])
+        for i in range(3):
+            f.send(f"o{i}", group_id="g")
+        return q, f
+
+    def test_the_copy_opens_as_the_broker_was(
+        self, store: Reopener, clock: ManualClock, tmp_path: Path
+    ) -> None:
+        q, f = self.fill(store.broker)
+        [held] = q.receive(1, visibility_timeout=60)
+        [first] = f.receive(1)
+        copy = store.broker.backup(tmp_path / "copy")
+        assert copy == tmp_path / "copy"
+        q.send("after the backup")  # the running broker goes on, the copy does not see it
+        with Broker(clock=clock, data_dir=copy) as restored:
+            rq, rf = standard(restored), fifo(restored)
+            assert rq.get_attributes()["ApproximateNumberOfMessages"] == "2"
+            assert rq.get_attributes()["ApproximateNumberOfMessagesNotVisible"] == "1"
+            assert rq.list_tags() == {"team": "a"}
+            rq.delete(held.receipt_handle)  # a handle issued before the backup acts on the copy
+            assert sorted(m.body for m in rq.receive(10)) == ["b", "c"]
+            assert rf.receive(10) == []  # the group is still locked by the message in flight
+            rf.delete(first.receipt_handle)
+            assert [m.body for m in rf.receive(10)] == ["o1", "o2"]
+            assert rf.send("o0", group_id="g").message_id == first.message_id  # dedup window
+        assert len(standard(store.broker)) == 4  # the original is untouched by the copy's use
+
+    def test_refusals_change_nothing(self, store: Reopener, tmp_path: Path) -> None:
+        self.fill(store.broker)
+        busy = tmp_path / "busy"
+        busy.mkdir()
+        (busy / "keep.txt").write_text("mine")
+        with pytest.raises(errors.StorageError, match="new or empty directory"):
+            store.broker.backup(busy)
+        assert os.listdir(busy) == ["keep.txt"]
+        with pytest.raises(errors.StorageError, match="in memory"):
+            Broker().backup(tmp_path / "never")
+        assert not (tmp_path / "never").exists()
+        with pytest.raises(errors.InvalidParameterValue, match="destination"):
+            store.broker.backup(42)  # type: ignore[arg-type]
+        store.broker.close()
+        with pytest.raises(errors.ServiceUnavailable):
+            store.broker.backup(tmp_path / "closed")
+
+    def test_another_process_can_copy_a_served_directory(
+        self, store: Reopener, clock: ManualClock, tmp_path: Path
+    ) -> None:
+        """What the README tells users of ``sqsqueue serve --data-dir``: SQLite's
+        own backup, from another connection, while the broker has the directory."""
+        self.fill(store.broker)
+        (tmp_path / "copy").mkdir()
+        source = sqlite3.connect(store.path / DB_NAME)
+        target = sqlite3.connect(tmp_path / "copy" / DB_NAME)
+        source.backup(target)
+        source.close()
+        target.close()
+        with Broker(clock=clock, data_dir=tmp_path / "copy") as restored:
+            assert len(standard(restored)) == 3
+            assert len(fifo(restored)) == 3

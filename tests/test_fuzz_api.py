@@ -643,6 +643,7 @@ BROKER_METHODS = [
     "cancel_message_move_task",
     "client",
     "contains",
+    "backup",
 ]
 
 
@@ -705,6 +706,9 @@ def broker_params(world: World, name: str) -> tuple[list[st.SearchStrategy[Any]]
         ),
         "client": ([], {"principal": PRINCIPAL}),
         "contains": ([ANY | ref], {}),
+        # The fuzzed broker is in memory: every backup is refused before any file
+        # is touched (tests/test_durable.py::TestBackup backs up durable ones).
+        "backup": ([ANY | TEXT], {}),
     }
     return table[name]
 
