@@ -138,6 +138,13 @@ class _Attempts(_Window):
             queue._rehide(rec, min(now + visibility_us, rec.receive_cap), now)
             items.append((key_seq(rec.skey), rec.receipt_no, rec.rehides))
         attempt.items = items
+        # The attempt changed (its records' re-hide counts moved with them): report
+        # it as remember() does, or a reopened broker would find the old counts and
+        # treat the next retry as a new receive. (An attempt dropped above needs no
+        # report: its stored items mismatch the same records after a restart too.)
+        if queue._observers:
+            for rec, handle in zip(records, attempt.handles, strict=True):
+                queue._report("receive_attempt", rec, now, attempt=attempt_id, handle=handle)
         return [
             message_view(rec, handle, attribute_names, message_attribute_names)
             for rec, handle in zip(records, attempt.handles, strict=True)

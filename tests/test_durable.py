@@ -229,6 +229,22 @@ class TestFifo:
         q2.delete(again.receipt_handle)
         assert len(q2) == 0
 
+    def test_a_replayed_attempt_still_replays_after_a_restart(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        """A replay re-hides its messages, which changes the attempt; the changed
+        attempt is what a reopened broker must find."""
+        q = self.make(store.broker)
+        q.send("x", group_id="g")
+        [m] = q.receive(receive_request_attempt_id="try-1", visibility_timeout=30)
+        clock.advance(5)
+        [replayed] = q.receive(receive_request_attempt_id="try-1", visibility_timeout=30)
+        assert replayed.receipt_handle == m.receipt_handle
+        clock.advance(5)
+        q2 = fifo(store.reopen())
+        [again] = q2.receive(receive_request_attempt_id="try-1", visibility_timeout=30)
+        assert again.receipt_handle == m.receipt_handle
+
 
 class TestMoveTasks:
     def test_a_running_task_goes_on_after_a_restart(
