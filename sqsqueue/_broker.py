@@ -33,7 +33,7 @@ from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
-from sqsqueue._durable import DurableLock, Store, restore_queue
+from sqsqueue._durable import DurableLock, Store, check_durability, restore_queue
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._operations import _BaseQueue
@@ -148,6 +148,7 @@ class Broker(Generic[C]):
         #: Whether queues this broker creates record message histories.
         self.keep_history = keep_history
         self._store: Store | None = None
+        check_durability(durability)
         if data_dir is None:
             self._lock: threading.RLock = threading.RLock()
             self._moves = MoveTasks(self._by_arn, self._sources_of, self._rng, self._lock)
@@ -160,6 +161,7 @@ class Broker(Generic[C]):
             self._by_arn, self._sources_of, self._rng, lock, on_change=store.tasks_changed
         )
         try:
+            store.check_identity(account_id, region)
             self._restore(store)
         except SQSError:
             store.close()
@@ -230,6 +232,17 @@ class Broker(Generic[C]):
         raise :class:`~sqsqueue.errors.ServiceUnavailable` instead of blocking.
         Idempotent; safe from any thread. O(q + w) for q queues and w polls.
         """
+        lock = self._lock
+        closer = threading.get_ident()
+        if isinstance(lock, DurableLock):
+            lock.closers.add(closer)  # closing runs even after a failed write stopped it
+        try:
+            self._close()
+        finally:
+            if isinstance(lock, DurableLock):
+                lock.closers.discard(closer)
+
+    def _close(self) -> None:
         with self._lock:
             already = self._closed
             self._closed = True
@@ -241,7 +254,7 @@ class Broker(Generic[C]):
                 store, self._store = self._store, None
                 assert isinstance(self._lock, DurableLock)
                 self._lock.store = None
-                if store.dirty:
+                if store.dirty and store.failed is None:
                     store.commit()
                 store.close()
 

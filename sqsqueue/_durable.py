@@ -46,7 +46,8 @@ from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
 from sqsqueue._message import SEQ_BITS, _Record
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._standard import Queue
-from sqsqueue.errors import StorageError
+from sqsqueue._validate import show
+from sqsqueue.errors import InvalidParameterValue, StorageError
 
 US = L.US
 DB_NAME = "sqsqueue.sqlite3"
@@ -110,6 +111,10 @@ CREATE TABLE attempts (
 CREATE TABLE tasks (
     position INTEGER PRIMARY KEY,
     task TEXT NOT NULL
+);
+CREATE TABLE identity (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 """
 
@@ -242,17 +247,35 @@ class DurableLock(_thread.RLock):  # type: ignore[misc]
         super().__init__()
         self.depth = 0
         self.store: Store | None = None
+        #: Threads running Broker.close(), which a stopped broker still lets in.
+        self.closers: set[int] = set()
 
     def __enter__(self, blocking: bool = True, timeout: float = -1) -> bool:
         self.acquire()
+        store = self.store
+        if (
+            self.depth == 0
+            and store is not None
+            and store.failed is not None
+            and _thread.get_ident() not in self.closers
+        ):
+            # Fail-stop: a write failed, so memory holds changes the store does not.
+            # Nothing may read or build on them; reopening reads back what was written.
+            self.release()
+            raise StorageError(
+                f"an earlier write to {store.file} failed ({store.failed}); the broker "
+                "stopped so that it serves nothing the store does not hold: close it and "
+                "open the directory again"
+            )
         self.depth += 1
         return True
 
     def __exit__(self, *exc_info: object) -> None:
         self.depth -= 1
         try:
-            if self.depth == 0 and self.store is not None and self.store.dirty:
-                self.store.commit()
+            store = self.store
+            if self.depth == 0 and store is not None and store.dirty and store.failed is None:
+                store.commit()
         finally:
             self.release()
 
@@ -289,17 +312,19 @@ class _QueueObserver:
             self.store.purged.add(self.name)
 
 
+def check_durability(durability: object) -> None:
+    if durability not in DURABILITY:
+        raise InvalidParameterValue(
+            f"Value {show(durability)} for parameter durability is invalid. Reason: must be "
+            "'process' or 'machine'."
+        )
+
+
 class Store:
     """One data directory: the lock, the SQLite file and the pending writes."""
 
     def __init__(self, data_dir: str | os.PathLike[str], durability: str) -> None:
-        if durability not in DURABILITY:
-            from sqsqueue.errors import InvalidParameterValue
-
-            raise InvalidParameterValue(
-                f"Value {durability!r} for parameter durability is invalid. Reason: must be "
-                "'process' or 'machine'."
-            )
+        check_durability(durability)
         self.path = Path(data_dir)
         try:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -323,6 +348,8 @@ class Store:
         self.tasks: list[MoveTask] | None = None
         #: Queues purged since the last commit: their windows start empty.
         self.purged: set[str] = set()
+        #: Why a commit failed; once set, the broker refuses every call (fail-stop).
+        self.failed: str | None = None
 
     # -- opening --------------------------------------------------------------------
 
@@ -472,7 +499,11 @@ class Store:
                         [(i, json.dumps(_task_state(t))) for i, t in enumerate(tasks)],
                     )
         except sqlite3.Error as exc:
-            raise StorageError(f"writing to {self.file} failed: {exc}") from None
+            self.failed = str(exc)
+            raise StorageError(
+                f"writing to {self.file} failed: {exc}; the broker stopped (close it and "
+                "open the directory again: this call's changes were not kept)"
+            ) from None
 
     def queue_deleted(self, name: str, at: int) -> None:
         self.dirty = True
@@ -488,6 +519,35 @@ class Store:
         queue._observers = (*queue._observers, _QueueObserver(self, queue))
 
     # -- reading --------------------------------------------------------------------
+
+    def check_identity(self, account_id: str, region: str) -> None:
+        """Refuse to open the directory as another account or region: queue ARNs
+        and URLs, the receipt keys derived from them and every RedrivePolicy
+        name them. A store written before this check was kept takes the
+        broker's (O(1))."""
+        wanted = {"account_id": account_id, "region": region}
+        has_table = self._rows(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'identity'"
+        )
+        stored = dict(self._rows("SELECT key, value FROM identity")) if has_table else {}
+        if not stored:
+            try:
+                with _transaction(self.db):
+                    self.db.execute(
+                        "CREATE TABLE IF NOT EXISTS identity "
+                        "(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                    )
+                    self.db.executemany("INSERT INTO identity VALUES (?, ?)", wanted.items())
+            except sqlite3.Error as exc:
+                raise StorageError(f"writing to {self.file} failed: {exc}") from None
+            return
+        if stored != wanted:
+            raise StorageError(
+                f"{self.path} belongs to account {stored.get('account_id')} in region "
+                f"{stored.get('region')}, not account {account_id} in {region}: open it with "
+                f"account_id={stored.get('account_id')!r}, region={stored.get('region')!r} "
+                "(its queue ARNs, URLs and receipt handles name them); nothing was changed"
+            )
 
     def load_queues(self) -> list[tuple[str, bool, dict[str, Any]]]:
         try:
@@ -646,4 +706,4 @@ def restore_queue(queue: _BaseQueue, state: Mapping[str, Any], store: Store, now
     queue._restore(store.load_messages(queue.name), state["seq"])
 
 
-__all__ = ["DURABILITY", "DurableLock", "Queue", "Store", "restore_queue"]
+__all__ = ["DURABILITY", "DurableLock", "Queue", "Store", "check_durability", "restore_queue"]

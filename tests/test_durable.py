@@ -323,9 +323,71 @@ class TestTheDirectory:
             Broker(clock=clock, data_dir=tmp_path)
         assert (tmp_path / DB_NAME).read_bytes() == before
 
+    def test_a_failed_write_stops_the_broker(self, tmp_path: Path, clock: ManualClock) -> None:
+        """Fail-stop: a call whose transaction SQLite refuses (disk full, I/O
+        error) raises StorageError, and so does every later call, so nothing the
+        store does not hold is ever served; closing and reopening reads back
+        what was written."""
+        b = Broker(clock=clock, data_dir=tmp_path)
+        q = b.create_queue("jobs")
+        q.send("kept")
+        store = b._store
+        assert store is not None
+        real = store.db
+
+        class Failing:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(real, name)
+
+            def executemany(self, *args: Any) -> Any:
+                raise sqlite3.OperationalError("disk I/O error")
+
+        store.db = Failing()  # type: ignore[assignment]
+        with pytest.raises(errors.StorageError, match="disk I/O error"):
+            q.send("lost with its call")
+        store.db = real  # the disk is back: the broker still refuses until reopened
+        for call in (lambda: len(q), lambda: q.receive(10), lambda: q.send("x"), b.list_queues):
+            with pytest.raises(errors.StorageError, match="stopped"):
+                call()
+        b.close()
+        with Broker(clock=clock, data_dir=tmp_path) as again:
+            assert [m.body for m in standard(again).receive(10)] == ["kept"]
+
+    def test_the_directory_keeps_its_account_and_region(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        """Queue ARNs and URLs, receipt keys and RedrivePolicies name the account
+        and region: opening the directory as another is refused, changing nothing."""
+        with Broker(clock=clock, data_dir=tmp_path, account_id="111111111111") as b:
+            b.create_queue("jobs").send("x")
+        before = (tmp_path / DB_NAME).read_bytes()
+        for other in ({"account_id": "222222222222"}, {"region": "eu-west-1"}):
+            with pytest.raises(errors.StorageError, match="belongs to account 111111111111"):
+                Broker(clock=clock, data_dir=tmp_path, **other)  # type: ignore[call-overload]
+        assert (tmp_path / DB_NAME).read_bytes() == before
+        with Broker(clock=clock, data_dir=tmp_path, account_id="111111111111") as b:
+            assert standard(b).arn == "arn:aws:sqs:us-east-1:111111111111:jobs"
+            assert len(standard(b)) == 1
+
+    def test_a_store_without_an_identity_takes_the_brokers(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        with Broker(clock=clock, data_dir=tmp_path) as b:
+            b.create_queue("jobs")
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        db.execute("DROP TABLE identity")  # as the first stores were written
+        db.commit()
+        db.close()
+        with Broker(clock=clock, data_dir=tmp_path, account_id="333333333333") as b:
+            assert "jobs" in b
+        with pytest.raises(errors.StorageError, match="belongs to account 333333333333"):
+            Broker(clock=clock, data_dir=tmp_path)
+
     def test_bad_arguments(self, tmp_path: Path) -> None:
         with pytest.raises(errors.InvalidParameterValue, match="durability"):
             Broker(data_dir=tmp_path, durability="disk")  # type: ignore[call-overload]
+        with pytest.raises(errors.InvalidParameterValue, match="durability"):
+            Broker(durability="disk")  # type: ignore[call-overload]
         with pytest.raises(errors.InvalidParameterValue, match="data_dir"):
             Broker(data_dir=42)  # type: ignore[call-overload]
         assert not os.listdir(tmp_path)  # nothing was created
