@@ -178,6 +178,8 @@ class Broker(Generic[C]):
             store.close()
             raise
         self._store = store
+        store.now = self._now_us
+        store.pruned_at = self._now_us()  # opening pruned
         lock.store = store
 
     def _restore(self, store: Store) -> None:

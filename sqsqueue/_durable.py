@@ -36,7 +36,7 @@ import fcntl
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,9 @@ LOCK_NAME = "sqsqueue.lock"
 APPLICATION_ID = 0x53515351
 SCHEMA_VERSION = 1
 DURABILITY = ("process", "machine")
+#: How often (queue time) a running broker deletes expired deduplication ids and
+#: receive attempts from its store.
+PRUNE_EVERY = 60 * US
 
 _SCHEMA = """
 CREATE TABLE queues (
@@ -350,6 +353,10 @@ class Store:
         self.purged: set[str] = set()
         #: Why a commit failed; once set, the broker refuses every call (fail-stop).
         self.failed: str | None = None
+        #: The broker's clock in microseconds (set once it is restored), and when
+        #: expired deduplication ids and attempts were last deleted.
+        self.now: Callable[[], int] | None = None
+        self.pruned_at = 0
 
     # -- opening --------------------------------------------------------------------
 
@@ -492,6 +499,13 @@ class Store:
                             json.dumps(attempt.handles),
                         ),
                     )
+                if self.now is not None and (now := self.now()) - self.pruned_at >= PRUNE_EVERY:
+                    # The windows forget their ids lazily in memory; the store forgets
+                    # them here, so a long-running broker's file does not grow with
+                    # every id it ever saw (O(rows) once a minute of queue time).
+                    self.pruned_at = now
+                    db.execute("DELETE FROM dedup WHERE expires <= ?", (now,))
+                    db.execute("DELETE FROM attempts WHERE expires <= ?", (now,))
                 if tasks is not None:
                     db.execute("DELETE FROM tasks")
                     db.executemany(

@@ -217,6 +217,33 @@ class TestFifo:
         q3 = fifo(store.reopen())
         assert q3.send("same", group_id="g").message_id != first.message_id
 
+    def test_expired_windows_leave_the_store_while_it_runs(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        """A long-running broker's file does not keep every deduplication id and
+        attempt it ever saw: expired ones are deleted within a minute of queue time."""
+        q = self.make(store.broker)
+
+        def stored() -> tuple[int, int]:
+            db = sqlite3.connect(store.path / DB_NAME)  # a reader beside the broker (WAL)
+            try:
+                return (
+                    db.execute("SELECT count(*) FROM dedup").fetchone()[0],
+                    db.execute("SELECT count(*) FROM attempts").fetchone()[0],
+                )
+            finally:
+                db.close()
+
+        for i in range(20):
+            q.send(f"m{i}", group_id="g")
+        for m in q.receive(10, receive_request_attempt_id="a"):
+            q.delete(m.receipt_handle)
+        assert stored() == (20, 1)
+        clock.advance(301)  # every window above has ended
+        q.send("late", group_id="g")
+        assert stored() == (1, 0)
+        assert len(fifo(store.reopen())) == 11  # the messages themselves stay
+
     def test_receive_attempts_replay_after_a_restart(
         self, store: Reopener, clock: ManualClock
     ) -> None:
