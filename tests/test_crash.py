@@ -8,9 +8,9 @@ again on the same directory, and repeats. Then it opens the directory itself
 and checks, against the log:
 
 * every acknowledged send is stored (in its queue or, dead-lettered, in the
-  queue's DLQ) unless its delete was acknowledged (or, at most one message per
-  kill, a delete returned just before the kill and was not logged: only a
-  message that life held can be that one);
+  queue's DLQ) unless its delete was acknowledged (or a delete call returned
+  just before the kill and was not logged: only the messages of the life's
+  last delete intent can be those);
 * no acknowledged delete came back (in the queue it was deleted from);
 * each FIFO group's stored messages are in the order their sends were
   acknowledged, with increasing sequence numbers;
@@ -19,6 +19,8 @@ and checks, against the log:
   5-minute window had ended;
 * the engine's invariants hold after the restore.
 
+Most kills land once the worker is working; about one in seven lands at a
+random moment of its start, while it opens (and prunes) the directory.
 A few dozen kills here; ``SQSQUEUE_LONG=1`` runs at least 1,000.
 """
 
@@ -52,40 +54,58 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def run_lives(data_dir: Path, log: Path, kills: int, rng: random.Random) -> None:
+def run_lives(data_dir: Path, log: Path, kills: int, rng: random.Random) -> int:
+    """Start and kill the worker ``kills`` times; return how many kills landed
+    while it was opening the directory (before its "ready" line)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
+    early = 0
+    start = 0.1  # seconds from spawn to "ready", as the last working life took
     for life in range(kills):
         before = log.stat().st_size if log.exists() else 0
+        spawned = time.monotonic()
         child = subprocess.Popen(
             [sys.executable, str(WORKER), str(data_dir), str(log), str(life)],
             env=env,
             stderr=subprocess.PIPE,
         )
+        if life % 7 == 3:
+            # A kill during the start: interpreter, imports, opening the store.
+            time.sleep(rng.uniform(0.0, 0.8 * start))
+            if child.poll() is not None:
+                _, err = child.communicate()
+                raise AssertionError(f"life {life}: the worker died by itself: {err.decode()}")
+            child.send_signal(signal.SIGKILL)
+            child.communicate()
+            early += log.stat().st_size == before if log.exists() else 1
+            continue
         deadline = time.monotonic() + 30
         # Wait until it is working (its "ready" line is in the log), then let it
         # run for a random moment and kill it.
         while (not log.exists() or log.stat().st_size == before) and child.poll() is None:
             assert time.monotonic() < deadline, "the worker did not start in 30 s"
-            time.sleep(0.005)
+            time.sleep(0.002)
+        start = time.monotonic() - spawned
         time.sleep(rng.uniform(0.0, 0.25))
         if child.poll() is not None:
             _, err = child.communicate()
             raise AssertionError(f"life {life}: the worker died by itself: {err.decode()[-3000:]}")
         child.send_signal(signal.SIGKILL)
         child.communicate()
+    return early
 
 
-def held_at_kill(entries: list[dict[str, Any]]) -> list[set[str]]:
-    """For each life, the messages it had received and not deleted when killed."""
+def last_intents(entries: list[dict[str, Any]]) -> list[set[str]]:
+    """For each life, the ids of its last delete call whose acknowledgement it
+    had not logged in full when it was killed (empty when none was pending)."""
     lives: list[set[str]] = []
     for e in entries:
         if e["op"] == "ready":
             lives.append(set())
-        elif e["op"] == "recv":
-            lives[-1].update(e["ids"])
+        elif e["op"] == "deleting":
+            lives[-1] = set(e["ids"])
         elif e["op"] == "delete":
             lives[-1].discard(e["id"])
     return lives
@@ -109,16 +129,13 @@ def verify(data_dir: Path, entries: list[dict[str, Any]]) -> dict[str, int]:
             and e["id"] not in stored[e["q"]]
             and e["id"] not in stored[home[e["q"]]]
         }
-        # A kill can land after a delete returned and before its line was
+        # A kill can land after a delete call returned and before its lines were
         # written: that delete happened, unacknowledged, as a client whose
-        # connection dropped would see it. Only a message the life held (received
-        # and not yet deleted) when it was killed can go that way, at most one
-        # per life. Anything else missing was lost.
+        # connection dropped would see it. Only the messages of a life's last
+        # delete intent can go that way. Anything else missing was lost.
         unexplained = set(missing)
-        for held in held_at_kill(entries):
-            gone = held & unexplained
-            assert len(gone) <= 1, f"one life's kill explains {len(gone)} missing: {gone}"
-            unexplained -= gone
+        for pending in last_intents(entries):
+            unexplained -= pending
         assert not unexplained, (
             f"{len(unexplained)} acknowledged sends lost: {sorted(unexplained)[:3]}"
         )
@@ -163,10 +180,11 @@ def test_sigkill_at_random_loses_nothing_acknowledged(tmp_path: Path) -> None:
     rng = random.Random(20261123)
     log = tmp_path / "acknowledged.log"
     data_dir = tmp_path / "data"
-    run_lives(data_dir, log, KILLS, rng)
+    early = run_lives(data_dir, log, KILLS, rng)
     entries = read_log(log)
     lives = sum(1 for e in entries if e["op"] == "ready")
-    assert lives == KILLS
+    assert lives == KILLS - early
+    assert early > 0  # some kills did land while the worker opened the directory
     figures = verify(data_dir, entries)
     # The workload did something worth checking in this run.
     assert figures["sends"] > KILLS and figures["deletes"] > 0, figures
