@@ -497,3 +497,81 @@ class TestBackup:
         with Broker(clock=clock, data_dir=tmp_path / "copy") as restored:
             assert len(standard(restored)) == 3
             assert len(fifo(restored)) == 3
+
+
+CHILD = r"""
+import json, os, signal, sys
+from sqsqueue import Broker, ManualClock
+
+data_dir, out = sys.argv[1], sys.argv[2]
+clock = ManualClock(start=float(sys.argv[3]))
+b = Broker(clock=clock, data_dir=data_dir)
+dlq = b.create_queue("dlq")
+q = b.create_queue("jobs", attributes={"RedrivePolicy": json.dumps(
+    {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 5})})
+q.tag({"team": "a"})
+q.add_permission("share", ["111111111111"], ["SendMessage"])
+q.set_attributes({"VisibilityTimeout": "77"})
+for i in range(5):
+    dlq.send(f"dead-{i}")
+b.create_queue("gone")
+b.delete_queue("gone")
+b.start_message_move_task(dlq.arn, destination_arn=q.arn, max_number_of_messages_per_second=1)
+clock.advance(2)
+held = q.receive(10)  # the moved messages, now in flight for 77 s
+other = b.create_queue("other")
+other.send("x")
+other.purge()
+f = b.create_queue("o.fifo", fifo_queue=True, content_based_deduplication=True)
+sent = f.send("same", group_id="g")
+with open(out, "w") as fh:
+    json.dump({"fifo": sent.message_id, "seq": sent.sequence_number,
+               "held": [[m.body, m.receipt_handle] for m in held]}, fh)
+os.kill(os.getpid(), signal.SIGKILL)  # no close(): only per-call commits count
+"""
+
+
+def test_a_killed_broker_comes_back_without_close(tmp_path: Path, clock: ManualClock) -> None:
+    """The restore tests above close the broker before reopening it (which
+    commits anything pending); here the process is killed instead, so each item
+    is only there if the call that made it committed it."""
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "child.json"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path / "data"), str(out), str(START)],
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    told = json.loads(out.read_text())
+    clock.advance(2 + 1)  # the child's time, and one second more
+    with Broker(clock=clock, data_dir=tmp_path / "data") as b:
+        q = standard(b)
+        attrs = q.get_attributes()
+        assert attrs["VisibilityTimeout"] == "77"
+        assert json.loads(attrs["Policy"])["Statement"][0]["Sid"] == "share"
+        assert q.list_tags() == {"team": "a"}
+        with pytest.raises(errors.PurgeQueueInProgress):
+            standard(b, "other").purge()  # the 60-second purge window
+        with pytest.raises(errors.QueueDeletedRecently):
+            b.create_queue("gone")  # the 60-second re-create window
+        [task] = b.list_message_move_tasks(standard(b, "dlq").arn)
+        assert task["Status"] == "RUNNING"  # 5 messages at 1 a second: it goes on
+        assert task["ApproximateNumberOfMessagesMoved"] > len(told["held"])
+        assert attrs["ApproximateNumberOfMessagesNotVisible"] == str(len(told["held"]))
+        assert len(told["held"]) >= 1
+        body, handle = told["held"][0]
+        q.delete(handle)  # a handle issued before the kill
+        again = fifo(b, "o.fifo").send("same", group_id="g")
+        assert again.message_id == told["fifo"]  # deduplicated across the kill
+        assert int(fifo(b, "o.fifo").send("new", group_id="g").sequence_number or 0) > int(
+            told["seq"]
+        )
+        assert body.startswith("dead-")
