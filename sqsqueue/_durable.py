@@ -43,7 +43,7 @@ from typing import Any
 from sqsqueue import _limits as L
 from sqsqueue._deadletter import MoveTask
 from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
-from sqsqueue._message import SEQ_BITS, _Record
+from sqsqueue._message import _Record, key_at, key_seq, key_time
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._standard import Queue
 from sqsqueue._validate import show
@@ -156,15 +156,15 @@ def _attributes_from(text: str | None) -> Any:
 def _message_row(queue: str, rec: _Record) -> tuple[Any, ...]:
     return (
         queue,
-        rec.skey & ((1 << SEQ_BITS) - 1),
+        key_seq(rec.skey),
         rec.message_id,
         rec.body,
         rec.size,
         _attributes_json(rec.attributes),
         rec.attributes_md5,
         rec.sender_id,
-        rec.skey >> SEQ_BITS,
-        rec.vkey >> SEQ_BITS,
+        key_time(rec.skey),
+        key_time(rec.vkey),
         rec.receive_count,
         rec.receive_base,
         rec.first_receive,
@@ -206,8 +206,8 @@ def _record_from(row: tuple[Any, ...]) -> _Record:
         dlq_source_arn,
     ) = row
     rec = _Record(
-        (sent << SEQ_BITS) | seq,
-        (due << SEQ_BITS) | seq,
+        key_at(sent, seq),
+        key_at(due, seq),
         message_id,
         body,
         size,
@@ -296,7 +296,7 @@ class _QueueObserver:
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
         store = self.store
         store.dirty = True
-        key = (self.name, rec.skey & ((1 << SEQ_BITS) - 1))
+        key = (self.name, key_seq(rec.skey))
         if event in ("sent", "dead_letter_arrived", "received", "visibility_changed"):
             store.messages[key] = rec
             if event in ("sent", "dead_letter_arrived"):

@@ -265,7 +265,7 @@ class Lifecycle:
         tracks = self._tracks
         ordering = self._ordering
         for rec in records:
-            self._records[rec.skey & SEQ_MASK] = rec
+            self._records[rec.skey & SEQ_MASK] = rec  # key_seq, inlined
             if rec.skey >= self._last_skey:
                 self._last_skey = rec.skey
             else:
@@ -288,8 +288,8 @@ class Lifecycle:
         """Give a draft record its sequence number, id, sender and times."""
         self._seq = seq = self._seq + 1
         # key_at, inlined: once per message sent.
-        rec.skey = (now << SEQ_BITS) | seq
-        rec.vkey = (due << SEQ_BITS) | seq
+        rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
+        rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
         rec.message_id = uuid4(self._rng)
         rec.sender_id = sender_id
 
@@ -314,7 +314,7 @@ class Lifecycle:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
         # Runs once per message received, so locals stand in for repeated
         # attribute reads, and the key arithmetic is inlined (key_at).
-        seq = rec.skey & SEQ_MASK
+        seq = rec.skey & SEQ_MASK  # key_seq, inlined
         was_fresh = rec.receive_count == 0
         if was_fresh:
             self._remove_fresh(rec)
@@ -322,7 +322,7 @@ class Lifecycle:
                 rec.first_receive = now
         else:
             self._unindex_received(rec)
-        vkey = rec.vkey = ((now + visibility_us) << SEQ_BITS) | seq
+        vkey = rec.vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
         lane = self._lane
         if not lane:
             self._lane_min = vkey
@@ -359,7 +359,7 @@ class Lifecycle:
         """Any state -> deleted, expired, dead-lettered or moved."""
         if self._observers:
             self._report(reason, rec, now, **detail)
-        seq = rec.skey & SEQ_MASK
+        seq = rec.skey & SEQ_MASK  # key_seq, inlined
         del self._records[seq]
         if seq == self._oldest_seq:
             # Consumers mostly delete oldest first: step the retention pointer
@@ -393,7 +393,7 @@ class Lifecycle:
             # messages as they were then (see _deadletter.MoveTasks.drive).
             self._tick(now)
         # The key arithmetic is inlined here (last_key): every operation runs it.
-        bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK
+        bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK  # last_key, inlined
         records = self._records
         head = records.get(self._oldest_seq)
         # Fast path, taken by almost every call: the queue is empty, or the
@@ -409,7 +409,7 @@ class Lifecycle:
                 self._drop(rec, "expired", expired_at)
         for window in self._windows:
             window.expire(now)
-        if self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK):
+        if self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK):  # last_key, inlined
             self._settle(now)
 
     # -- indexes --------------------------------------------------------------------
@@ -419,7 +419,7 @@ class Lifecycle:
         once and in key order (and the ordering uses the lane), else sorted."""
         if self._ready_lane:
             ready = self._ready
-            if rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and (
+            if rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and (  # key_time, inlined
                 not ready or ready[-1].vkey < rec.vkey
             ):
                 ready.append(rec)
@@ -430,6 +430,7 @@ class Lifecycle:
         ready = self._ready
         if ready and ready[0] is rec:
             ready.popleft()
+        # key_time, inlined:
         elif ready and rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and rec in ready:
             # Only a reordering fault takes from further in, within its window.
             ready.remove(rec)
@@ -437,7 +438,7 @@ class Lifecycle:
             self._fresh.remove(rec)
 
     def _unindex_received(self, rec: _Record) -> None:
-        if self._lane.pop(rec.skey & SEQ_MASK, None) is None:
+        if self._lane.pop(rec.skey & SEQ_MASK, None) is None:  # key_seq, inlined
             if self._revisible and rec in self._revisible:
                 self._revisible.remove(rec)
             else:

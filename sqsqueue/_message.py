@@ -38,7 +38,10 @@ SEQ_MASK = (1 << SEQ_BITS) - 1
 #
 # An index key packs a time (integer microseconds) above a message's sequence
 # number: ``time << SEQ_BITS | seq``. Keys are unique plain ints that order by
-# time, then by send order. These four helpers are the only arithmetic on them.
+# time, then by send order. These four helpers say what the arithmetic means;
+# the per-message transitions of ``_lifecycle`` and ``_ordering`` inline them
+# (a call costs about 5% of a send+receive+delete cycle), and every inlined
+# copy names the helper it stands for in a comment.
 
 
 def key_at(t: int, seq: int) -> int:

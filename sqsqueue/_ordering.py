@@ -250,7 +250,7 @@ class FifoOrdering(Ordering):
             else:  # pragma: no cover - expiry removes the oldest, which is a head
                 group.fresh.remove(rec)
         else:
-            del group.received[rec.skey & SEQ_MASK]
+            del group.received[rec.skey & SEQ_MASK]  # key_seq, inlined
         self._reindex(group)
 
     def moved(self, rec: _Record, was_fresh: bool) -> None:
@@ -258,7 +258,7 @@ class FifoOrdering(Ordering):
         if was_fresh:
             assert group.fresh[0] is rec
             group.fresh.popleft()
-            group.received[rec.skey & SEQ_MASK] = rec
+            group.received[rec.skey & SEQ_MASK] = rec  # key_seq, inlined
         self._reindex(group)
 
     # -- consulted by the lifecycle -----------------------------------------------
