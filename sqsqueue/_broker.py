@@ -652,10 +652,14 @@ def _encode_token(name: str) -> str:
 def _page(names: Any, prefix: str | None, max_results: object, url: Any) -> ListQueuesResult:
     if max_results is not None:
         limit = _validate.integer(
-            "MaxResults", max_results, 1, 1000, "MaxResults must be an integer between 1 and 1000."
+            "MaxResults",
+            max_results,
+            1,
+            L.LIST_RESULTS_MAX,
+            f"MaxResults must be an integer between 1 and {L.LIST_RESULTS_MAX}.",
         )
     else:
-        limit = 1000
+        limit = L.LIST_RESULTS_MAX
     urls: list[str] = []
     last = None
     more = False

@@ -58,6 +58,11 @@ REDRIVE_ALLOW_SOURCES_MAX = 10
 MOVE_TASK_RATE_MAX = 500
 ACTIVE_MOVE_TASKS_MAX = 100
 MOVE_TASKS_LISTED_MAX = 10
+#: ListQueues / ListDeadLetterSourceQueues MaxResults: 1..1,000, and at most 1,000
+#: queue URLs without it (section 2.1).
+LIST_RESULTS_MAX = 1_000
+#: maxReceiveCount of a standalone queue given a dead_letter_queue and no count.
+MAX_RECEIVE_COUNT_DEFAULT = 10
 #: Number attributes: 38 digits of precision, 10^-128..10^+126 (section 4).
 NUMBER_PRECISION = 38
 NUMBER_EXP_MIN = -128

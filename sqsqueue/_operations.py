@@ -154,7 +154,9 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                 )
             redrive = {
                 "deadLetterTargetArn": dead_letter_queue.arn,
-                "maxReceiveCount": 10 if max_receive_count is None else max_receive_count,
+                "maxReceiveCount": (
+                    L.MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
+                ),
             }
             if max_receive_count is not None and (
                 isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
