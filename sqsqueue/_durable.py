@@ -45,6 +45,7 @@ from sqsqueue._deadletter import MoveTask
 from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
 from sqsqueue._message import _Record, key_at, key_seq, key_time
 from sqsqueue._operations import _BaseQueue
+from sqsqueue._receipts import Receipts
 from sqsqueue._standard import Queue
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, StorageError
@@ -697,8 +698,6 @@ def _task_state(task: MoveTask) -> dict[str, Any]:
 def restore_queue(queue: _BaseQueue, state: Mapping[str, Any], store: Store, now: int) -> None:
     """Give a freshly made ``queue`` its stored settings and messages (no
     reports: nothing changes, the store already holds it all). O(n log n)."""
-    from sqsqueue._receipts import Receipts
-
     queue._values = dict(state["values"])
     queue._apply_config()
     queue._apply_update(queue._values)

@@ -25,6 +25,9 @@ from typing import Any
 
 import attrs
 
+from sqsqueue._validate import show
+from sqsqueue.errors import InvalidParameterValue
+
 __all__ = ["Faults"]
 
 #: "If the number of messages in the queue is small (fewer than 1,000), you
@@ -35,9 +38,6 @@ REORDER_WINDOW = 5
 
 
 def _refuse(attribute: attrs.Attribute[Any], value: object, reason: str) -> None:
-    from sqsqueue._validate import show
-    from sqsqueue.errors import InvalidParameterValue
-
     raise InvalidParameterValue(
         f"Value {show(value)} for parameter {attribute.name} is invalid. Reason: {reason}"
     )

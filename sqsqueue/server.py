@@ -239,6 +239,7 @@ class Endpoint:
         endpoint_url = self._endpoint_url(headers)
         principal = None
         if self.credentials is not None:
+            # Lazy: _sigv4 needs botocore, which an anonymous endpoint never loads.
             from sqsqueue.aws import _sigv4
 
             query = scope.get("query_string", b"").decode("latin-1")
