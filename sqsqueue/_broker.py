@@ -46,7 +46,7 @@ from sqsqueue.errors import (
     QueueDeletedRecently,
     QueueDoesNotExist,
     QueueNameExists,
-    ServiceUnavailable,
+    ServiceClosed,
     SQSError,
     StorageError,
 )
@@ -231,7 +231,8 @@ class Broker(Generic[C]):
     def close(self) -> None:
         """Close the broker and every queue in it: blocked long polls return
         ``[]`` at once, and later calls (on the broker or any of its queues)
-        raise :class:`~sqsqueue.errors.ServiceUnavailable` instead of blocking.
+        raise :class:`~sqsqueue.errors.ServiceClosed` (a ServiceUnavailable,
+        answered with a 400 that SDKs do not retry) instead of blocking.
         Idempotent; safe from any thread. O(q + w) for q queues and w polls.
         """
         lock = self._lock
@@ -273,7 +274,7 @@ class Broker(Generic[C]):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ServiceUnavailable("The broker is closed.")
+            raise ServiceClosed("The broker is closed.")
 
     # -- naming -------------------------------------------------------------------
 

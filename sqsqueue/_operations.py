@@ -58,7 +58,7 @@ from sqsqueue.errors import (
     OverLimit,
     PurgeQueueInProgress,
     QueueDoesNotExist,
-    ServiceUnavailable,
+    ServiceClosed,
     SQSError,
 )
 
@@ -220,8 +220,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
 
     def close(self) -> None:
         """Close the queue: every blocked long poll returns ``[]`` at once, and
-        every later call raises :class:`~sqsqueue.errors.ServiceUnavailable`
-        instead of blocking. Idempotent; safe from any thread.
+        every later call raises :class:`~sqsqueue.errors.ServiceClosed` (a
+        ServiceUnavailable) instead of blocking. Idempotent; safe from any thread.
 
         Runtime complexity: O(w) for w blocked long polls.
         """
@@ -257,7 +257,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         if self._deleted:
             raise QueueDoesNotExist()
         if self._closed:
-            raise ServiceUnavailable(f"The queue {self._name} is closed.")
+            raise ServiceClosed(f"The queue {self._name} is closed.")
 
     def _begin(self) -> int:
         """Start an operation, under the lock: the queue must exist and be open,

@@ -53,6 +53,7 @@ __all__ = [
     "RequestThrottled",
     "ResourceNotFoundException",
     "SQSError",
+    "ServiceClosed",
     "ServiceUnavailable",
     "TooManyEntriesInBatchRequest",
     "UnsupportedOperation",
@@ -361,10 +362,7 @@ class StorageError(InternalError):
 
 
 class ServiceUnavailable(SQSError, RuntimeError):
-    """The service cannot take the request (HTTP 503, the receiver's fault).
-
-    sqsqueue raises it for every call on a queue or broker after ``close()``.
-    """
+    """The service cannot take the request (HTTP 503, the receiver's fault)."""
 
     code = "ServiceUnavailable"
     query_code = "ServiceUnavailable"
@@ -372,6 +370,23 @@ class ServiceUnavailable(SQSError, RuntimeError):
     http_status = 503
     sender_fault = False
     default_message = "The request has failed due to a temporary failure of the server."
+
+
+class ServiceClosed(ServiceUnavailable):
+    """Every call on a queue or broker after ``close()`` (sqsqueue's own code:
+    AWS has no closed state).
+
+    A :class:`ServiceUnavailable`, but answered on the wire with HTTP 400:
+    SDKs retry a 503 with backoff for seconds (botocore: up to 10 s), while a
+    closed broker never comes back, so a client (a boto3 worker, an HTTP one)
+    sees at once that it should stop.
+    """
+
+    code = "ServiceClosed"
+    query_code = "ServiceClosed"
+    wire_type = "ServiceClosed"
+    http_status = 400
+    default_message = "The queue service is closed."
 
 
 _BY_CODE: dict[str, type[SQSError]] = {}

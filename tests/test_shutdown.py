@@ -9,6 +9,7 @@ in time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -161,3 +162,49 @@ def test_queue_as_a_context_manager() -> None:
     assert q.closed
     with pytest.raises(ServiceUnavailable):
         q.receive()
+
+
+@pytest.mark.parametrize("transport", ["mock_sqs", "http"])
+def test_a_boto3_worker_pool_shuts_down_in_well_under_a_second(transport: str) -> None:
+    """boto3 workers in 20 s long polls, served in process or over HTTP, stop at
+    once when the broker closes: a closed broker answers with a 400 botocore
+    does not retry (a 503 would be retried with backoff for up to 10 s)."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from sqsqueue.testing import mock_sqs
+
+    broker = Broker(account_id="123456789012")
+    with contextlib.ExitStack() as stack:
+        options: dict[str, Any] = {"region_name": "us-east-1"}
+        if transport == "http":
+            endpoint = stack.enter_context(broker.serve())
+            options["endpoint_url"] = endpoint.endpoint_url
+        else:
+            stack.enter_context(mock_sqs(broker))
+        sqs = boto3.client("sqs", aws_access_key_id="x", aws_secret_access_key="x", **options)
+        url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+        codes: list[str] = []
+
+        def worker() -> None:
+            while True:
+                try:
+                    sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)
+                except ClientError as exc:
+                    codes.append(exc.response["Error"]["Code"])
+                    return
+
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(4)]
+        for t in threads:
+            t.start()
+        queue = broker.get_queue("jobs")
+        deadline = time.monotonic() + 5
+        while len(queue._waiters) < 4 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        started = time.monotonic()
+        broker.close()
+        for t in threads:
+            t.join(timeout=5)
+            assert not t.is_alive()
+        assert time.monotonic() - started < 1
+        assert codes == ["ServiceClosed"] * 4
