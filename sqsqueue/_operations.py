@@ -88,6 +88,11 @@ class Attempts(Protocol):
     ) -> list[Message] | None: ...
 
 
+def _same_time(a: Clock, b: Clock) -> bool:
+    """Whether two clocks tell one time: the same object, or two wall clocks."""
+    return a is b or (type(a) is SystemClock and type(b) is SystemClock)
+
+
 class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
     """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
 
@@ -119,6 +124,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
     ) -> None:
         self._name = _validate.queue_name(name, fifo=self.FIFO)
         _validate.instance("clock", clock, Clock, "a Clock")
+        if clock is None and isinstance(dead_letter_queue, _BaseQueue):
+            clock = dead_letter_queue._clock  # a source runs on its DLQ's clock
         self._clock: Clock = clock if clock is not None else SystemClock()
         # The ARN and URL are built from these: the Broker's rules (_broker.py).
         _validate.region(region)
@@ -144,7 +151,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                     f"Value {show(dead_letter_queue)} for parameter dead_letter_queue is "
                     "invalid. Reason: must be a Queue or FifoQueue."
                 )
-            if dead_letter_queue._clock is not self._clock:
+            if not _same_time(dead_letter_queue._clock, self._clock):
                 # A dead letter keeps its deadlines (retention from its first
                 # send): measured on another clock they would be meaningless, and
                 # a DLQ whose clock runs ahead would expire it at once.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqsqueue import ManualClock, Queue
+from sqsqueue import ManualClock, Queue, SystemClock
 from sqsqueue.errors import InvalidParameterValue
 from tests._helpers import counts
 
@@ -176,8 +176,24 @@ class TestRetention:
         with pytest.raises(InvalidParameterValue, match="same clock"):
             Queue("src", clock=ManualClock(start=START + 100), dead_letter_queue=dlq)
         with pytest.raises(InvalidParameterValue, match="same clock"):
-            Queue("src", dead_letter_queue=dlq)  # a SystemClock of its own
+            Queue("src", clock=SystemClock(), dead_letter_queue=dlq)
         assert counts(dlq) == (0, 0, 0)
+
+    def test_a_source_without_a_clock_runs_on_its_dead_letter_queues(self) -> None:
+        """The README idiom ``Queue("jobs", dead_letter_queue=dlq)``: a source
+        given no clock takes its DLQ's, and two wall clocks tell one time."""
+        clock = ManualClock(start=START)
+        dlq = Queue("dlq", clock=clock)
+        src = Queue("src", dead_letter_queue=dlq, max_receive_count=1, visibility_timeout=1)
+        assert src.clock is clock
+        src.send("x")
+        src.receive()
+        clock.advance(2)
+        assert src.receive() == []
+        assert [m.body for m in dlq.receive()] == ["x"]
+        on_the_wall = Queue("dlq")  # a SystemClock of its own
+        Queue("src", dead_letter_queue=on_the_wall)
+        Queue("src", clock=SystemClock(), dead_letter_queue=on_the_wall)
 
     @pytest.mark.parametrize("deleted", ["a", "b"])
     def test_out_of_order_dead_letter_then_retention(self, deleted: str) -> None:
