@@ -143,6 +143,8 @@ class Broker(Generic[C]):
         self._queues: SortedDict = SortedDict()  # name -> queue
         self._deleted_at: dict[str, int] = {}
         self._closed = False
+        #: Brokers that close when this one does (mock_sqs's brokers of other regions).
+        self._followers: list[Broker[Any]] = []
         #: Faults given to every standard queue this broker creates.
         self.faults = faults
         #: Whether queues this broker creates record message histories.
@@ -252,6 +254,8 @@ class Broker(Generic[C]):
             queues = list(self._queues.values())
         for queue in queues:
             queue.close()
+        for follower in self._followers:
+            follower.close()
         if self._store is not None and not already:
             with self._lock:
                 store, self._store = self._store, None

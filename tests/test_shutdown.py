@@ -208,3 +208,45 @@ def test_a_boto3_worker_pool_shuts_down_in_well_under_a_second(transport: str) -
             assert not t.is_alive()
         assert time.monotonic() - started < 1
         assert codes == ["ServiceClosed"] * 4
+
+
+def test_closing_the_mocks_broker_closes_every_regions() -> None:
+    """mock_sqs serves each region from a broker of its own; closing the broker
+    given to mock_sqs closes them all (a poll in another region wakes, later
+    calls there are refused)."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from sqsqueue.testing import mock_sqs
+
+    broker = Broker(account_id="123456789012")
+    with mock_sqs(broker):
+
+        def client(region: str) -> Any:
+            return boto3.client(
+                "sqs", region_name=region, aws_access_key_id="x", aws_secret_access_key="x"
+            )
+
+        eu = client("eu-west-1")
+        url = eu.create_queue(QueueName="jobs")["QueueUrl"]
+        codes: list[str] = []
+
+        def worker() -> None:
+            while True:
+                try:
+                    eu.receive_message(QueueUrl=url, WaitTimeSeconds=20)
+                except ClientError as exc:
+                    codes.append(exc.response["Error"]["Code"])
+                    return
+
+        thread = threading.Thread(target=worker, daemon=True)
+        thread.start()
+        time.sleep(0.1)
+        started = time.monotonic()
+        broker.close()
+        thread.join(timeout=5)
+        assert not thread.is_alive() and time.monotonic() - started < 1
+        assert codes == ["ServiceClosed"]
+        for region in ("eu-west-1", "ap-south-1"):  # a region first seen after the close too
+            with pytest.raises(ClientError, match="ServiceClosed"):
+                client(region).list_queues()

@@ -231,6 +231,10 @@ class MockSQS:
                 broker = self._brokers[region] = Broker(
                     clock=self.broker.clock, region=region, account_id=self.broker.account_id
                 )
+                # Closing the mock's broker closes the brokers of every region.
+                self.broker._followers.append(broker)
+                if self.broker.closed:
+                    broker.close()
         return Client(broker)
 
     def start(self) -> MockSQS:
