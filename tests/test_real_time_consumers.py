@@ -140,6 +140,35 @@ def test_a_single_threaded_long_poll_returns_promptly() -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_a_callback_the_loop_will_run_is_someone_who_can_act() -> None:
+    """A coroutine alone on its loop, with a send scheduled by ``call_later``:
+    the poll waits for it (a scheduled callback can act, like a task), and the
+    next poll, with nothing scheduled, returns at once. A fresh interpreter, so
+    that no other thread makes the poll wait anyway."""
+    code = textwrap.dedent(
+        """
+        import asyncio, threading, time
+        from sqsqueue import ManualClock, Queue
+
+        async def main():
+            q = Queue("jobs", clock=ManualClock(start=1_700_000_000.0))
+            asyncio.get_running_loop().call_later(0.01, q.send, "late")
+            got = await q.receive_async(wait_time_seconds=20)
+            assert [m.body for m in got] == ["late"], got
+            started = time.monotonic()
+            assert await q.receive_async(wait_time_seconds=20) == []
+            assert time.monotonic() - started < 0.1
+
+        assert threading.active_count() == 1
+        asyncio.run(main())
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+
+
 def test_a_delayed_message_waits_for_the_test_to_move_time() -> None:
     """Frozen time: a delay ends when the test advances the clock, and a poll
     waiting in another thread is woken by that advance."""
