@@ -20,7 +20,8 @@ import attrs
 
 from sqsqueue import _limits as L
 from sqsqueue import _policy as policy_rules
-from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue
+from sqsqueue._validate import show
+from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue, InvalidParameterValue
 
 __all__ = ["ATTRIBUTES", "READ_ONLY", "parse", "render"]
 
@@ -200,44 +201,55 @@ class Attribute:
     parse: Callable[[str, object], object]
     default: object
     fifo_only: bool = False
+    #: AWS takes an integer (a string under the AWS name; an int as a keyword).
+    integer: bool = False
+
+
+def _integer(name: str, py_name: str, low: int, high: int, default: int | None) -> Attribute:
+    return Attribute(name, py_name, _int_parser(low, high), default, integer=True)
 
 
 ATTRIBUTES: dict[str, Attribute] = {
     a.name: a
     for a in (
-        Attribute("DelaySeconds", "delay_seconds", _int_parser(0, L.DELAY_SECONDS_MAX), 0),
-        Attribute(
+        _integer("DelaySeconds", "delay_seconds", 0, L.DELAY_SECONDS_MAX, 0),
+        _integer(
             "MaximumMessageSize",
             "maximum_message_size",
-            _int_parser(L.MESSAGE_SIZE_MIN, L.MESSAGE_SIZE_MAX),
+            L.MESSAGE_SIZE_MIN,
+            L.MESSAGE_SIZE_MAX,
             L.MESSAGE_SIZE_MAX,
         ),
-        Attribute(
+        _integer(
             "MessageRetentionPeriod",
             "message_retention_period",
-            _int_parser(L.RETENTION_MIN, L.RETENTION_MAX),
+            L.RETENTION_MIN,
+            L.RETENTION_MAX,
             L.RETENTION_DEFAULT,
         ),
-        Attribute(
+        _integer(
             "ReceiveMessageWaitTimeSeconds",
             "receive_message_wait_time_seconds",
-            _int_parser(0, L.WAIT_TIME_MAX),
+            0,
+            L.WAIT_TIME_MAX,
             0,
         ),
-        Attribute(
+        _integer(
             "VisibilityTimeout",
             "visibility_timeout",
-            _int_parser(0, L.VISIBILITY_TIMEOUT_MAX),
+            0,
+            L.VISIBILITY_TIMEOUT_MAX,
             L.VISIBILITY_TIMEOUT_DEFAULT,
         ),
         Attribute("Policy", "policy", _policy, None),
         Attribute("RedrivePolicy", "redrive_policy", _redrive_policy, None),
         Attribute("RedriveAllowPolicy", "redrive_allow_policy", _redrive_allow_policy, None),
         Attribute("KmsMasterKeyId", "kms_master_key_id", _string, None),
-        Attribute(
+        _integer(
             "KmsDataKeyReusePeriodSeconds",
             "kms_data_key_reuse_period_seconds",
-            _int_parser(L.KMS_REUSE_MIN, L.KMS_REUSE_MAX),
+            L.KMS_REUSE_MIN,
+            L.KMS_REUSE_MAX,
             None,
         ),
         Attribute("SqsManagedSseEnabled", "sqs_managed_sse_enabled", _bool, True),
@@ -321,6 +333,14 @@ def parse(
                     "You can specify the FifoThroughputLimit only when FifoQueue is set to true."
                 )
             raise InvalidAttributeName(f"Unknown Attribute {name}.")
+        if raw_name == spec.py_name and spec.integer and isinstance(value, str):
+            # A keyword is Python: an int, as every integer parameter of the API
+            # (issue 12 §5). The string "5" belongs to the AWS name's map, which
+            # speaks the wire's strings.
+            raise InvalidParameterValue(
+                f"Value {show(value)} for parameter {raw_name} is invalid. Reason: must be "
+                f"an int (attributes={{{name!r}: {value!r}}} takes the string)."
+            )
         parsed = spec.parse(name, value)
         if name == "FifoQueue" and parsed is not True:
             if creating:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sqsqueue import ManualClock, MessageAttributeValue, Queue, errors
+from sqsqueue import ManualClock, MessageAttributeValue, Queue, _attributes, errors
 from sqsqueue._message import md5_of_attributes
 from sqsqueue._validate import has_invalid_chars
 from tests._helpers import refused
@@ -1111,6 +1111,42 @@ class TestIntegerParametersRefuseStrings:
         with pytest.raises(errors.InvalidParameterValue):
             f.receive("1")  # type: ignore[arg-type]
         assert len(f) == 0
+
+    @pytest.mark.parametrize(
+        "keyword",
+        [
+            "delay_seconds",
+            "maximum_message_size",
+            "message_retention_period",
+            "receive_message_wait_time_seconds",
+            "visibility_timeout",
+            "kms_data_key_reuse_period_seconds",
+        ],
+    )
+    def test_attribute_keywords(self, q: Queue, clock: ManualClock, keyword: str) -> None:
+        """Queue attributes as keywords are Python: ``visibility_timeout="60"`` is
+        refused by set_attributes, the constructors and create_queue (changing
+        nothing); the AWS-name map keeps taking the wire's strings."""
+        from sqsqueue import Broker, FifoQueue
+
+        before = q.get_attributes()
+        refused(q, errors.InvalidParameterValue, lambda: q.set_attributes(**{keyword: "60"}))
+        assert q.get_attributes() == before
+        for make in (
+            lambda: Queue("z", clock=clock, **{keyword: "60"}),
+            lambda: FifoQueue("z.fifo", clock=clock, **{keyword: "60"}),
+        ):
+            with pytest.raises(errors.InvalidParameterValue, match=f"parameter {keyword} "):
+                make()
+        broker = Broker(clock=clock)
+        with pytest.raises(errors.InvalidParameterValue, match=f"parameter {keyword} "):
+            broker.create_queue("z", **{keyword: "60"})
+        assert "z" not in broker
+        name = _attributes.canonical_name(keyword)
+        assert name is not None
+        valid = {"maximum_message_size": 1024, "receive_message_wait_time_seconds": 20}
+        q.set_attributes({name: str(valid.get(keyword, 60))})
+        q.set_attributes(**{keyword: valid.get(keyword, 60)})
 
     def test_batch_entries(self, q: Queue) -> None:
         """Batch entries: a str DelaySeconds or VisibilityTimeout fails that entry
