@@ -254,6 +254,58 @@ class TestAsyncio:
         assert handled == {"m0": 1, "m1": 1, "m2": 1}
         assert clock.now() == START
 
+    def test_a_background_consumer_task_does_not_move_time(self) -> None:
+        """Scenario 1 with a task: a consumer polling in the background while
+        the test sends, 100 ms of wall time apart, moves no virtual time, and
+        nothing ages into its 60 s retention."""
+        clock = ManualClock(start=START)
+        q = Queue("jobs", clock=clock, message_retention_period=60)
+        got: list[str] = []
+
+        async def consumer(stop: asyncio.Event) -> None:
+            while not stop.is_set():
+                for m in await q.receive_async(10, wait_time_seconds=20):
+                    got.append(m.body)
+                    q.delete(m.receipt_handle)
+
+        async def main() -> None:
+            stop = asyncio.Event()
+            task = asyncio.create_task(consumer(stop))
+            for i in range(5):
+                q.send(f"m{i}")
+                await asyncio.sleep(0.1)
+            deadline = time.monotonic() + 10
+            while len(got) < 5 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            stop.set()
+            await asyncio.wait_for(task, timeout=5)
+
+        asyncio.run(main())
+        assert sorted(got) == [f"m{i}" for i in range(5)]
+        assert clock.now() == START
+
+    def test_a_stopped_consumer_task_exits_without_close(self) -> None:
+        """Scenario 4 with a task: told to stop, without close(), it leaves its
+        blocked poll within max_wall_wait of wall time."""
+        clock = ManualClock(start=START, max_wall_wait=0.2)
+        q = Queue("jobs", clock=clock)
+
+        async def consumer(stop: asyncio.Event) -> None:
+            while not stop.is_set():
+                await q.receive_async(10, wait_time_seconds=20)
+
+        async def main() -> float:
+            stop = asyncio.Event()
+            task = asyncio.create_task(consumer(stop))
+            await asyncio.sleep(0.05)
+            stop.set()
+            started = time.monotonic()
+            await asyncio.wait_for(task, timeout=2)
+            return time.monotonic() - started
+
+        assert asyncio.run(main()) < 1
+        assert clock.now() == START
+
 
 def test_boto3_consumer_thread_under_the_fixture_clock(
     sqs_client: Any, sqs_broker: Broker[ManualClock]

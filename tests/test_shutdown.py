@@ -109,6 +109,45 @@ def test_close_wakes_an_asyncio_poll() -> None:
     assert time.monotonic() - started < 1
 
 
+def test_a_closed_fifo_queue_refuses_later_calls() -> None:
+    """FifoQueue.close(): a blocked poll returns [], later calls raise."""
+    queue = FifoQueue("jobs.fifo", clock=SystemClock(), content_based_deduplication=True)
+    result: list[Any] = []
+    poll = threading.Thread(target=lambda: result.append(queue.receive(wait_time_seconds=20)))
+    poll.start()
+    while not queue._waiters:
+        time.sleep(0.001)
+    started = time.monotonic()
+    queue.close()
+    poll.join(timeout=2)
+    assert result == [[]] and time.monotonic() - started < 0.5
+    for call in (
+        lambda: queue.send("x", group_id="g"),
+        queue.receive,
+        queue.get_attributes,
+        queue.purge,
+    ):
+        with pytest.raises(ServiceUnavailable, match="closed"):
+            call()
+
+
+def test_broker_close_wakes_an_asyncio_poll() -> None:
+    """Broker.close() from another thread wakes a task awaiting one of its queues."""
+    broker = Broker()
+    queue = broker.create_queue("jobs")
+
+    async def main() -> list[Any]:
+        task = asyncio.create_task(queue.receive_async(wait_time_seconds=20))
+        while not queue._waiters:
+            await asyncio.sleep(0.001)
+        threading.Timer(0.01, broker.close).start()
+        return await asyncio.wait_for(task, timeout=2)
+
+    started = time.monotonic()
+    assert asyncio.run(main()) == []
+    assert time.monotonic() - started < 1
+
+
 def test_a_worker_pool_shuts_down_in_well_under_a_second() -> None:
     """Broker.close() ends a pool of 16 workers blocked in 20 s long polls on
     three queues; the broker and its queues refuse later calls."""
