@@ -613,6 +613,7 @@ class Broker(Generic[C]):
         are those of :func:`sqsqueue.server.serve`. Starting costs one thread
         and one listening socket; each request costs what its operation costs.
         """
+        self._check_open()  # a closed broker would answer every request ServiceClosed
         # A documented lazy import, as in client(): the server is an adapter
         # and an optional extra.
         from sqsqueue.server import serve

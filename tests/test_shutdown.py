@@ -192,6 +192,8 @@ def test_a_worker_pool_shuts_down_in_well_under_a_second() -> None:
     ):
         with pytest.raises(ServiceUnavailable):
             call()
+    with pytest.raises(ServiceUnavailable):
+        broker.serve()  # no endpoint is started for a closed broker
 
 
 def test_queue_as_a_context_manager() -> None:
