@@ -425,8 +425,12 @@ class Broker(Generic[C]):
                 "attribute FifoQueue"
             )
         parsed = _attributes.parse(requested, fifo=queue.FIFO, creating=True, current=queue._values)
-        for attr_name, value in parsed.items():
-            if queue._values.get(attr_name) != value:
+        # Compare what the request would make of the queue, SSE switches applied:
+        # KmsMasterKeyId "" means "no KMS key", which a queue created with it has.
+        effective = {**queue._values, **parsed}
+        _attributes.apply_sse(effective, parsed)
+        for attr_name in parsed:
+            if queue._values.get(attr_name) != effective.get(attr_name):
                 raise QueueNameExists(
                     "A queue already exists with the same name and a different value "
                     f"for attribute {attr_name}"

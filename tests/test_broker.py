@@ -216,6 +216,15 @@ class TestCreateQueueIdempotency:
         q = broker.create_queue("jobs")
         assert broker.create_queue("jobs", attributes={"VisibilityTimeout": "30"}) is q
 
+    def test_kms_switched_off_twice_is_the_same_request(self, broker: Broker) -> None:
+        """KmsMasterKeyId "" means "no KMS key" (section 2.1): creating the queue
+        again with it is the same request, not a different value. UNCONFIRMED
+        against AWS; the plausible reading of an idempotent CreateQueue."""
+        q = broker.create_queue("jobs", attributes={"KmsMasterKeyId": ""})
+        assert broker.create_queue("jobs", attributes={"KmsMasterKeyId": ""}) is q
+        with pytest.raises(errors.QueueNameExists, match="KmsMasterKeyId"):
+            broker.create_queue("jobs", attributes={"KmsMasterKeyId": "alias/key"})
+
     def test_no_attributes_always_returns_existing(self, broker: Broker) -> None:
         """Section 2.1: no attributes given -> always returns the queue."""
         q = broker.create_queue("jobs", visibility_timeout=45, delay_seconds=3)
