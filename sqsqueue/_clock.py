@@ -190,7 +190,7 @@ def _check_seconds(name: str, value: object) -> float:
 #: How long, in wall seconds, a long poll under a frozen ManualClock waits for
 #: another thread or task to act before it gives up (the default of
 #: ``ManualClock(max_wall_wait=...)``).
-MAX_WALL_WAIT = 0.25
+MAX_WALL_WAIT = 1.0
 
 
 def _alone_in_thread() -> bool:
