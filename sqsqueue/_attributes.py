@@ -21,7 +21,7 @@ import attrs
 from sqsqueue import _limits as L
 from sqsqueue import _policy as policy_rules
 from sqsqueue._validate import show
-from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue, InvalidParameterValue
+from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue
 
 __all__ = ["ATTRIBUTES", "READ_ONLY", "parse", "render"]
 
@@ -337,9 +337,9 @@ def parse(
             # A keyword is Python: an int, as every integer parameter of the API
             # (issue 12 §5). The string "5" belongs to the AWS name's map, which
             # speaks the wire's strings.
-            raise InvalidParameterValue(
-                f"Value {show(value)} for parameter {raw_name} is invalid. Reason: must be "
-                f"an int (attributes={{{name!r}: {value!r}}} takes the string)."
+            raise InvalidAttributeValue(
+                f"Invalid value for the parameter {name}. Reason: the keyword {raw_name} "
+                f"takes an int, not {show(value)} (attributes={{{name!r}: ...}} takes strings)."
             )
         parsed = spec.parse(name, value)
         if name == "FifoQueue" and parsed is not True:

@@ -1125,21 +1125,23 @@ class TestIntegerParametersRefuseStrings:
     )
     def test_attribute_keywords(self, q: Queue, clock: ManualClock, keyword: str) -> None:
         """Queue attributes as keywords are Python: ``visibility_timeout="60"`` is
-        refused by set_attributes, the constructors and create_queue (changing
-        nothing); the AWS-name map keeps taking the wire's strings."""
+        refused (InvalidAttributeValue, as any bad attribute value) by
+        set_attributes, the constructors and create_queue, changing nothing; the
+        AWS-name map keeps taking the wire's strings."""
         from sqsqueue import Broker, FifoQueue
 
+        takes_an_int = f"keyword {keyword} takes an int"
         before = q.get_attributes()
-        refused(q, errors.InvalidParameterValue, lambda: q.set_attributes(**{keyword: "60"}))
+        refused(q, errors.InvalidAttributeValue, lambda: q.set_attributes(**{keyword: "60"}))
         assert q.get_attributes() == before
         for make in (
             lambda: Queue("z", clock=clock, **{keyword: "60"}),
             lambda: FifoQueue("z.fifo", clock=clock, **{keyword: "60"}),
         ):
-            with pytest.raises(errors.InvalidParameterValue, match=f"parameter {keyword} "):
+            with pytest.raises(errors.InvalidAttributeValue, match=takes_an_int):
                 make()
         broker = Broker(clock=clock)
-        with pytest.raises(errors.InvalidParameterValue, match=f"parameter {keyword} "):
+        with pytest.raises(errors.InvalidAttributeValue, match=takes_an_int):
             broker.create_queue("z", **{keyword: "60"})
         assert "z" not in broker
         name = _attributes.canonical_name(keyword)
