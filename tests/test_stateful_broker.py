@@ -457,6 +457,24 @@ class BrokerMachine(RuleBasedStateMachine):
         each queue's receipt key, not the random source)."""
         self.tick(dt)
         self.broker.close()
+        self._reopen()
+        record("restart")
+
+    @precondition(lambda self: self.DURABLE and bool(self.queues))
+    @rule(dt=DT)
+    def crash(self, dt: float) -> None:
+        """As a SIGKILL would: the store lets go of its files without close()'s
+        last commit, so the reopened broker holds only what each call committed
+        before it returned."""
+        self.tick(dt)
+        store = self.broker._store
+        assert store is not None
+        assert not store.dirty  # every call committed on its way out
+        store.close()
+        self._reopen()
+        record("crash")
+
+    def _reopen(self) -> None:
         self.restarts += 1
         self.broker = Broker(
             clock=self.clock,
@@ -467,7 +485,6 @@ class BrokerMachine(RuleBasedStateMachine):
         for name in self.queues:
             self.queues[name] = self.broker.get_queue(name)
             mirror.attach(self.queues[name], restored=True)
-        record("restart")
 
     def teardown(self) -> None:
         self.broker.close()
