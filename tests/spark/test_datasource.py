@@ -448,7 +448,9 @@ class TestErrors:
         with pytest.raises(Exception, match="sqs data source: no such queue"):
             self.write(sqs, opts)
 
-    def test_missing_credentials(self, sqs: SparkSession, served: tuple[Broker, str]) -> None:
+    def test_missing_credentials(
+        self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
+    ) -> None:
         """No options and nothing in the default chain (the conftest empties it)."""
         broker, endpoint = served
         queue = new_queue(broker)
@@ -456,7 +458,7 @@ class TestErrors:
         with pytest.raises(Exception, match="sqs data source: no AWS credentials"):
             self.write(sqs, opts)
         with pytest.raises(Exception, match="sqs data source: no AWS credentials"):
-            run_stream(sqs, opts, Path(os.devnull + "-none"), lambda df, i: None)
+            run_stream(sqs, opts, tmp_path / "ck", lambda df, i: None)
 
     @pytest.mark.parametrize(
         ("more", "message"),
