@@ -7,13 +7,26 @@ needs the driver's Python process: the writer runs in executor tasks, the
 stream reader in the Python process Spark keeps on the driver for it.
 
 Write (``df.write.format("sqs")`` and ``df.writeStream.format("sqs")``)
-    Each task sends its partition with SendMessageBatch, 10 entries a call, in
-    the partition's order (so ``repartition(n, group).sortWithinPartitions(..)``
-    keeps each FIFO group in order). Entries that fail with a server-side error
-    (``SenderFault`` false: throttling, internal errors) are retried up to
-    ``maxRetries`` times; entries that still fail, or fail with a client-side
-    error, make the task fail with an :class:`SqsWriteError` naming them after
-    the rest of the partition was sent. Nothing is dropped silently.
+    Each task (:mod:`sqsqueue._spark_writer`) sends its partition with
+    SendMessageBatch, 10 entries a call, in the partition's order (so
+    ``repartition(n, group).sortWithinPartitions(..)`` keeps each FIFO group in
+    order). Entries that fail with a server-side error (``SenderFault`` false:
+    throttling, internal errors) are retried up to ``maxRetries`` times;
+    entries that still fail, or fail with a client-side error, make the task
+    fail with an :class:`SqsWriteError` naming them after the rest of the
+    partition was sent. A connection that fails (after boto3's ``maxAttempts``)
+    fails the task with an ``sqs data source: cannot send to <queue>: <cause>``
+    error. Nothing is dropped silently.
+
+    **FIFO queue: a failed row stops its group.** A call carries at most one
+    row of each group (the task looks 100 rows ahead to fill it with other
+    groups), and a retried row goes out before its group's later rows. Once a
+    row of group G has failed for good, G's later rows in the partition are not
+    sent; the task's error lists them ("an earlier row of group G failed"),
+    while the other groups' rows are sent. A replay (same ``writeId``, or the
+    micro-batch from the checkpoint) stores them after the rows already stored,
+    which it deduplicates: each group exactly once, in order. A partition with
+    fewer than 10 groups in its look-ahead sends fewer than 10 rows a call.
 
     **FIFO queue: exactly once within the 5-minute deduplication window.** A
     row without ``message_deduplication_id`` gets a deterministic one: SHA-256
