@@ -328,6 +328,94 @@ class TestStreamingRead:
         assert set(failed) <= set(second)
         assert len(queue) == 0
 
+    def test_available_now_ends_while_a_producer_keeps_sending(
+        self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
+    ) -> None:
+        """``trigger(availableNow=True)`` takes the 40 messages the queue held when
+        the query started and ends, although a producer, started by the first
+        batch, sends one every 10 ms during the drain (faster than 10-message
+        batches take them)."""
+        broker, endpoint = served
+        queue = new_queue(broker)
+        sent = fill(queue, 40)
+        stop = threading.Event()
+
+        def produce() -> None:
+            for n in range(3000):
+                if stop.wait(0.01):
+                    return
+                queue.send(f"late{n}")
+
+        producer = threading.Thread(target=produce, daemon=True)
+        seen: list[str] = []
+
+        def process(df: DataFrame, batch_id: int) -> None:
+            if batch_id == 0:
+                producer.start()
+            seen.extend(r.body for r in df.select("body").collect())
+
+        opts = options(endpoint, queue, maxMessagesPerBatch="10", waitTimeSeconds="1")
+        query = (
+            sqs.readStream.format("sqs")
+            .options(**opts)
+            .load()
+            .writeStream.foreachBatch(process)
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            ended = query.awaitTermination(45)
+        finally:
+            query.stop()
+            stop.set()
+            if producer.ident is not None:
+                producer.join()
+        assert ended, "the availableNow query was still running after 45 s"
+        assert sorted(seen) == sent
+        assert len(queue) > 0  # the producer's messages, left for the next run
+
+    def test_idle_stream_long_polls(
+        self,
+        sqs: SparkSession,
+        served: tuple[Broker, str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """An empty queue for 4 s under the default trigger (as fast as possible):
+        the stream's ReceiveMessage calls are 1-second long polls, a handful of
+        them, not a busy loop. Counted where the broker serves them."""
+        from sqsqueue.server import Endpoint
+
+        broker, endpoint = served
+        queue = new_queue(broker)
+        waits: list[object] = []
+        real = Endpoint._call
+
+        async def counting(
+            self: Endpoint, client: Any, operation: str, params: dict[str, Any]
+        ) -> dict[str, Any]:
+            if operation == "ReceiveMessage" and params.get("QueueUrl") == queue.url:
+                waits.append(params.get("WaitTimeSeconds"))
+            return await real(self, client, operation, params)
+
+        monkeypatch.setattr(Endpoint, "_call", counting)
+        opts = options(endpoint, queue, waitTimeSeconds="1", receiveConcurrency="4")
+        query = (
+            sqs.readStream.format("sqs")
+            .options(**opts)
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .start()
+        )
+        try:
+            threading.Event().wait(4)
+        finally:
+            query.stop()
+        assert 2 <= len(waits) <= 6, waits
+        assert set(waits) == {1}
+
     def test_heartbeat_keeps_a_slow_batch_invisible(
         self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
     ) -> None:
