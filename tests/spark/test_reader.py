@@ -305,7 +305,7 @@ class TestSilentFailures:
         with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
             r.commit(end)
         r.stop()
-        [record] = caplog.records
+        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
         assert "the heartbeat could not extend the visibility" in record.getMessage()
         assert "injected: connection reset" in record.getMessage()
         assert "may become visible before their batch is committed" in record.getMessage()
@@ -322,7 +322,7 @@ class TestSilentFailures:
         wrapped[-1].fail_deletes = True
         with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
             r.commit(end)
-        [record] = caplog.records
+        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
         text = record.getMessage()
         assert "3 message(s) of a committed micro-batch could not be deleted" in text
         assert "ReceiptHandleIsInvalid: injected" in text
