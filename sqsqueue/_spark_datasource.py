@@ -7,13 +7,26 @@ needs the driver's Python process: the writer runs in executor tasks, the
 stream reader in the Python process Spark keeps on the driver for it.
 
 Write (``df.write.format("sqs")`` and ``df.writeStream.format("sqs")``)
-    Each task sends its partition with SendMessageBatch, 10 entries a call, in
-    the partition's order (so ``repartition(n, group).sortWithinPartitions(..)``
-    keeps each FIFO group in order). Entries that fail with a server-side error
-    (``SenderFault`` false: throttling, internal errors) are retried up to
-    ``maxRetries`` times; entries that still fail, or fail with a client-side
-    error, make the task fail with an :class:`SqsWriteError` naming them after
-    the rest of the partition was sent. Nothing is dropped silently.
+    Each task (:mod:`sqsqueue._spark_writer`) sends its partition with
+    SendMessageBatch, 10 entries a call, in the partition's order (so
+    ``repartition(n, group).sortWithinPartitions(..)`` keeps each FIFO group in
+    order). Entries that fail with a server-side error (``SenderFault`` false:
+    throttling, internal errors) are retried up to ``maxRetries`` times;
+    entries that still fail, or fail with a client-side error, make the task
+    fail with an :class:`SqsWriteError` naming them after the rest of the
+    partition was sent. A connection that fails (after boto3's ``maxAttempts``)
+    fails the task with an ``sqs data source: cannot send to <queue>: <cause>``
+    error. Nothing is dropped silently.
+
+    **FIFO queue: a failed row stops its group.** A call carries at most one
+    row of each group (the task looks 100 rows ahead to fill it with other
+    groups), and a retried row goes out before its group's later rows. Once a
+    row of group G has failed for good, G's later rows in the partition are not
+    sent; the task's error lists them ("an earlier row of group G failed"),
+    while the other groups' rows are sent. A replay (same ``writeId``, or the
+    micro-batch from the checkpoint) stores them after the rows already stored,
+    which it deduplicates: each group exactly once, in order. A partition with
+    fewer than 10 groups in its look-ahead sends fewer than 10 rows a call.
 
     **FIFO queue: exactly once within the 5-minute deduplication window.** A
     row without ``message_deduplication_id`` gets a deterministic one: SHA-256
@@ -30,31 +43,55 @@ Write (``df.write.format("sqs")`` and ``df.writeStream.format("sqs")``)
     sends its rows again.
 
 Streaming read (``spark.readStream.format("sqs")``)
-    The stream reader lives in the Python process Spark keeps on the driver for
-    the query. ``latestOffset`` receives up to ``maxMessagesPerBatch`` messages
-    (the first ReceiveMessage is a long poll of ``waitTimeSeconds``, so an idle
-    stream waits in SQS rather than spinning) and keeps them, receipt handles
-    included, under a new offset ``{"reader": <this reader's id>, "batch": n}``.
-    ``partitions`` hands the messages to executor tasks, which build the
-    :data:`~sqsqueue.spark.SOURCE_SCHEMA` rows (a FIFO group stays in one
-    partition, in order). A heartbeat thread extends the visibility of every
-    message held, so a long batch never times out.
+    **Where it runs.** Receiving and deleting happen in the one Python process
+    Spark keeps on the driver for the query (the stream reader); executor tasks
+    only build the :data:`~sqsqueue.spark.SOURCE_SCHEMA` rows. That is what
+    Spark's offsets require: an offset must name a batch's messages so the batch
+    can be planned, replayed after a failure and deleted once committed, and
+    SQS hands a message to whoever receives it, so the receiving has to happen
+    where offsets are planned and the receipt handles kept.
+
+    ``latestOffset`` receives up to ``maxMessagesPerBatch`` messages and keeps
+    them, receipt handles included, under a new offset ``{"reader": <this
+    reader's id>, "batch": n}``. The first ReceiveMessage is a long poll of
+    ``waitTimeSeconds`` (1 to 20: an idle stream waits in SQS, never spins);
+    once it returns messages, ``receiveConcurrency`` threads (default 4) keep
+    up to that many short polls in flight until the batch is full or a poll
+    comes back empty. Each call's messages stay together in the order received
+    (a FIFO group's messages come in one call: SQS locks the group while they
+    are in flight). Deletes and visibility changes go out in calls of 10, as
+    many at once. ``partitions`` hands the messages to executor tasks (a FIFO
+    group stays in one partition, in order). A heartbeat thread extends the
+    visibility of every message held, so a long batch never times out; if it
+    fails, the next ``latestOffset`` or ``commit`` logs a warning (not raised:
+    the messages are still held, and failing the query would bring all of them
+    back; at worst some come back early and are delivered again).
 
     A batch's messages are deleted once Spark has committed the batch: on
     ``commit(end)``, or earlier, when the engine asks ``latestOffset(start)``
     for the next batch (it does so only after the batch ending at ``start`` was
-    written to the commit log). A failed batch is never deleted, and the query
-    stops (PySpark ends the reader's process without calling ``stop()``). Its
-    messages come back: a query restarted from the checkpoint replays the
-    failed batch as an empty one and releases its messages (visibility 0, with
-    the receipt handles its offset carries in the offset log; option
-    ``releaseOnRestart``, default true), so the new run receives them at once;
-    without a restart, or with ``releaseOnRestart`` false, they come back after
-    their visibility timeout. Nothing is lost. A batch committed just before a
-    stop, whose delete had not happened yet, comes back after its visibility
-    timeout and is processed again. **Guarantee: at least once.** For
-    exactly-once results, write them to a FIFO queue with
-    ``message_deduplication_id`` set from the source's ``message_id``.
+    written to the commit log). Entries SQS fails to delete are logged as a
+    warning: they come back after their visibility timeout and are processed
+    again. A failed batch is never deleted, and the query stops (PySpark ends
+    the reader's process without calling ``stop()``). Its messages come back: a
+    query restarted from the checkpoint replays the failed batch as an empty
+    one and releases its messages (visibility 0, with the receipt handles its
+    offset carries in the offset log; option ``releaseOnRestart``, default
+    true), so the new run receives them at once; without a restart, or with
+    ``releaseOnRestart`` false, they come back after their visibility timeout.
+    Nothing is lost. A batch committed just before a stop, whose delete had not
+    happened yet, is deleted by the restarted query from the handles of its
+    start offset (with ``releaseOnRestart`` false the offsets carry no handles,
+    and it comes back after its visibility timeout and is processed again).
+    **Guarantee: at least once.** For exactly-once results, write them to a
+    FIFO queue with ``message_deduplication_id`` set from the source's
+    ``message_id``.
+
+    ``trigger(availableNow=True)`` reads the queue's ApproximateNumberOfMessages
+    when the query starts and takes at most that many messages (plus those it
+    releases from an earlier run's failed batch), stopping earlier if a long
+    poll finds nothing: a producer that keeps sending does not keep the query
+    running.
 
 Batch read: not offered. A batch read has no point at which Spark says the data
 was used, so it could only delete messages before they were processed (loss) or
@@ -67,11 +104,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
+import logging
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -86,21 +124,18 @@ from pyspark.sql.datasource import (
     DataSourceStreamWriter,
     DataSourceWriter,
     InputPartition,
-    WriterCommitMessage,
 )
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
-from pyspark.sql.types import Row, StringType, StructType
+from pyspark.sql.types import StringType, StructType
 
-from sqsqueue._spark_schema import OPTIONAL_COLUMNS, SOURCE_SCHEMA
+from sqsqueue._spark_schema import SOURCE_SCHEMA
+from sqsqueue._spark_writer import SqsBatchWriter, SqsStreamWriter, SqsWriteError
 
 __all__ = ["SqsDataSource", "SqsOptionError", "SqsWriteError"]
 
 NAME = "sqs"
-SEND_BATCH = 10
+_log = logging.getLogger(__name__)
 _REGION_IN_HOST = re.compile(r"^https?://sqs[.-]([a-z0-9-]+)\.amazonaws\.com", re.IGNORECASE)
-#: What a write task needs from the engine: the streaming query and micro-batch.
-_QUERY_ID = "sql.streaming.queryId"
-_BATCH_ID = "streaming.sql.batchId"
 
 
 class SqsOptionError(ValueError):
@@ -111,14 +146,12 @@ class SqsConnectionError(RuntimeError):
     """The queue cannot be reached: endpoint, credentials, or the queue itself."""
 
 
-class SqsWriteError(RuntimeError):
-    """Rows a write task could not send; the task's other rows were sent."""
-
-
 # -- options ------------------------------------------------------------------------
 
 
-def _int_option(options: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+def _int_option(
+    options: Mapping[str, str], name: str, default: int, low: int, high: int, why: str = ""
+) -> int:
     raw = options.get(name)
     if raw is None:
         return default
@@ -130,7 +163,7 @@ def _int_option(options: Mapping[str, str], name: str, default: int, low: int, h
         ) from None
     if not low <= value <= high:
         raise SqsOptionError(
-            f"sqs data source: option {name} must be between {low} and {high}, got {value}"
+            f"sqs data source: option {name} must be between {low} and {high}{why}, got {value}"
         )
     return value
 
@@ -162,6 +195,7 @@ KNOWN_OPTIONS = frozenset(
         "maxRetries",
         "maxMessagesPerBatch",
         "waitTimeSeconds",
+        "receiveConcurrency",
         "visibilityTimeout",
         "numPartitions",
         "releaseOnRestart",
@@ -193,8 +227,8 @@ class Connection:
                 f"sqs data source: unknown option(s) {', '.join(unknown)}; known options: "
                 "queueUrl, endpointUrl, region, accessKeyId, secretAccessKey, sessionToken, "
                 "profile, maxAttempts, writeId, maxRetries, maxMessagesPerBatch, "
-                "waitTimeSeconds, visibilityTimeout, numPartitions, releaseOnRestart, "
-                "heartbeatSeconds"
+                "waitTimeSeconds, receiveConcurrency, visibilityTimeout, numPartitions, "
+                "releaseOnRestart, heartbeatSeconds"
             )
         if options.get("path"):
             raise SqsOptionError(
@@ -325,8 +359,9 @@ class SqsDataSource(DataSource):
     ``accessKeyId``/``secretAccessKey``/``sessionToken`` or ``profile``
     (default: boto3's credential chain); ``maxAttempts`` (boto3 retries per
     call, 5). Write: ``writeId``, ``maxRetries`` (3). Streaming read:
-    ``maxMessagesPerBatch`` (1000), ``waitTimeSeconds`` (long poll, 5),
-    ``visibilityTimeout`` (default: the queue's), ``numPartitions`` (2),
+    ``maxMessagesPerBatch`` (1000), ``waitTimeSeconds`` (long poll, 1 to 20,
+    5), ``receiveConcurrency`` (ReceiveMessage calls at once while a batch
+    fills, 4), ``visibilityTimeout`` (default: the queue's), ``numPartitions`` (2),
     ``releaseOnRestart`` (true), ``heartbeatSeconds`` (a third of the
     visibility timeout).
     """
@@ -390,197 +425,6 @@ def _check_sink_schema(schema: StructType, overwrite: bool) -> None:
         )
 
 
-# -- writing ------------------------------------------------------------------------
-
-
-@dataclass
-class SqsCommitMessage(WriterCommitMessage):
-    """What one task sent."""
-
-    partition: int
-    sent: int
-
-
-def _dedup_id(identity: str, partition: int, key: str, occurrence: int) -> str:
-    text = f"{identity}\x1f{partition}\x1f{occurrence}\x1f{key}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _entry(index: int, data: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"Id": f"r{index}", "MessageBody": data["body"]}
-    if data.get("message_group_id") is not None:
-        entry["MessageGroupId"] = data["message_group_id"]
-    if data.get("message_deduplication_id") is not None:
-        entry["MessageDeduplicationId"] = data["message_deduplication_id"]
-    if data.get("delay_seconds") is not None:
-        entry["DelaySeconds"] = int(data["delay_seconds"])
-    attributes = data.get("message_attributes")
-    if attributes:
-        entry["MessageAttributes"] = {
-            k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
-        }
-    return entry
-
-
-class _Sender:
-    """Sends one partition in batches of 10, retrying what the server failed."""
-
-    def __init__(self, connection: Connection, retries: int) -> None:
-        self.connection = connection
-        self.client = connection.client()
-        self.retries = retries
-        self.sent = 0
-        self.failures: list[tuple[int, str, str]] = []  # (row index, code, message)
-
-    def send(self, entries: list[dict[str, Any]]) -> None:
-        pending = entries
-        for attempt in range(self.retries + 1):
-            try:
-                answer = self.client.send_message_batch(
-                    QueueUrl=self.connection.queue_url, Entries=pending
-                )
-            except botocore.exceptions.ClientError as exc:
-                error = exc.response.get("Error", {})
-                code = error.get("Code", "?")
-                if len(pending) > 1 and code in (
-                    "BatchRequestTooLong",
-                    "AWS.SimpleQueueService.BatchRequestTooLong",
-                    "InvalidParameterValue",
-                    "MissingParameter",
-                ):
-                    # The request as a whole was refused (too large together, one bad
-                    # entry): send one by one so only the bad rows fail.
-                    for entry in pending:
-                        self.send([entry])
-                    return
-                if attempt < self.retries and not _sender_fault(exc):
-                    threading.Event().wait(0.1 * 2**attempt)
-                    continue
-                self.failures.extend(
-                    (int(e["Id"][1:]), code, error.get("Message", "")) for e in pending
-                )
-                return
-            self.sent += len(answer.get("Successful", []))
-            failed = answer.get("Failed", [])
-            if not failed:
-                return
-            by_id = {e["Id"]: e for e in pending}
-            retry = [f for f in failed if not f.get("SenderFault")]
-            for f in failed:
-                if f.get("SenderFault") or attempt == self.retries:
-                    self.failures.append(
-                        (int(f["Id"][1:]), f.get("Code", "?"), f.get("Message", ""))
-                    )
-            if attempt == self.retries or not retry:
-                return
-            pending = [by_id[f["Id"]] for f in retry]
-            threading.Event().wait(0.1 * 2**attempt)
-
-    def raise_failures(self, partition: int) -> None:
-        if not self.failures:
-            return
-        self.failures.sort()
-        index, code, message = self.failures[0]
-        raise SqsWriteError(
-            f"sqs data source: {len(self.failures)} row(s) of partition {partition} could not "
-            f"be sent to {self.connection.where()} ({self.sent} were); first: row {index}: "
-            f"{code}: {message}; all: "
-            + "; ".join(f"row {i}: {c}" for i, c, _ in self.failures[:20])
-            + (" ..." if len(self.failures) > 20 else "")
-        )
-
-
-def _sender_fault(exc: botocore.exceptions.ClientError) -> bool:
-    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
-    return bool(status < 500)
-
-
-def _write_partition(
-    connection: Connection, rows: Iterator[Row], identity: str | None, retries: int
-) -> SqsCommitMessage:
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    partition = context.partitionId() if context is not None else 0
-    fifo = connection.fifo
-    sender = _Sender(connection, retries)
-    seen: dict[str, int] = {}
-    chunk: list[dict[str, Any]] = []
-    for index, row in enumerate(rows):
-        data = row.asDict(recursive=True)
-        entry = _entry(index, data)
-        if fifo and "MessageDeduplicationId" not in entry:
-            assert identity is not None
-            key = json.dumps(
-                [data.get(c) for c in ("body", *OPTIONAL_COLUMNS)],
-                sort_keys=True,
-                default=str,
-                ensure_ascii=False,
-            )
-            occurrence = seen.get(key, 0)
-            seen[key] = occurrence + 1
-            entry["MessageDeduplicationId"] = _dedup_id(identity, partition, key, occurrence)
-        chunk.append(entry)
-        if len(chunk) == SEND_BATCH:
-            sender.send(chunk)
-            chunk = []
-    if chunk:
-        sender.send(chunk)
-    sender.raise_failures(partition)
-    return SqsCommitMessage(partition, sender.sent)
-
-
-class SqsBatchWriter(DataSourceWriter):
-    """``df.write.format("sqs")``: each task sends its partition."""
-
-    def __init__(self, connection: Connection, schema: StructType, write_id: str, retries: int):
-        self.connection = connection
-        self.write_id = write_id
-        self.retries = retries
-
-    def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
-        return _write_partition(self.connection, iterator, f"write:{self.write_id}", self.retries)
-
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Nothing to do: every task's messages are already in the queue."""
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """SQS cannot take messages back: what was sent stays sent. On a FIFO
-        queue, running the write again with the same ``writeId`` within 5
-        minutes sends only what is missing."""
-
-
-class SqsStreamWriter(DataSourceStreamWriter):
-    """``df.writeStream.format("sqs")``: each micro-batch's tasks send their partitions."""
-
-    def __init__(
-        self, connection: Connection, schema: StructType, write_id: str | None, retries: int
-    ) -> None:
-        self.connection = connection
-        self.write_id = write_id
-        self.retries = retries
-
-    def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        batch = context.getLocalProperty(_BATCH_ID) if context is not None else None
-        query = context.getLocalProperty(_QUERY_ID) if context is not None else None
-        if batch is None:
-            raise SqsWriteError(
-                "sqs data source: a streaming write task does not know its micro-batch id "
-                f"(local property {_BATCH_ID} is missing)"
-            )
-        identity = f"stream:{self.write_id or query}:{batch}"
-        return _write_partition(self.connection, iterator, identity, self.retries)
-
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing to do: the micro-batch's messages are already in the queue."""
-
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """What was sent stays sent; the replayed micro-batch is deduplicated on FIFO."""
-
-
 # -- streaming read -----------------------------------------------------------------
 
 
@@ -633,14 +477,22 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     Lives in the Python process Spark keeps on the driver for the query (one
     object for the query's whole run); executors get pickled copies for
-    :meth:`read` only, without its client, lock, thread or held messages.
+    :meth:`read` only, without its client, pool, lock, thread or held messages.
     """
 
     def __init__(self, connection: Connection, options: Mapping[str, str]) -> None:
         self.connection = connection
         self.queue_name = connection.queue_url.rstrip("/").rsplit("/", 1)[-1]
         self.max_messages = _int_option(options, "maxMessagesPerBatch", 1000, 1, 1_000_000)
-        self.wait_time = _int_option(options, "waitTimeSeconds", 5, 0, 20)
+        self.wait_time = _int_option(
+            options,
+            "waitTimeSeconds",
+            5,
+            1,
+            20,
+            why=" (a long poll: with 0 an idle stream would poll in a busy loop)",
+        )
+        self.concurrency = _int_option(options, "receiveConcurrency", 4, 1, 32)
         self.num_partitions = _int_option(options, "numPartitions", 2, 1, 10_000)
         self.release_on_restart = _bool_option(options, "releaseOnRestart", True)
         raw_visibility = options.get("visibilityTimeout")
@@ -660,19 +512,24 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _reset_runtime(self) -> None:
         self._client: Any = None
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._batch = 0
         #: batch number -> its messages (boto3 dicts), until deleted or released.
         self._held: dict[int, list[dict[str, Any]]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._heartbeat_error: str | None = None
-        #: Batches of earlier runs whose messages this run released.
+        #: The heartbeat's last failure and how many beats failed, until reported.
+        self._heartbeat_error: tuple[str, int] | None = None
+        #: Batches of earlier runs whose messages this run released or deleted.
         self._released: set[tuple[str, int]] = set()
+        self._deleted_earlier: set[tuple[str, int]] = set()
+        #: ``trigger(availableNow=True)``: how many messages this run may still take.
+        self._left: int | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("_client", "_lock", "_held", "_stop", "_thread", "_released"):
+        for name in _RUNTIME:
             state.pop(name, None)
         return state
 
@@ -690,23 +547,50 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._client = self.connection.client(read_timeout=self.wait_time + 30)
         return self._client
 
+    def _workers(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="sqs-reader")
+        return self._pool
+
     def initialOffset(self) -> dict[str, Any]:
         self._sqs()  # fail at start, with a sentence, if the queue cannot be reached
         return {"reader": "", "batch": 0}
 
     def prepareForTriggerAvailableNow(self) -> None:
-        """``trigger(availableNow=True)``: batches run until a receive finds nothing."""
+        """``trigger(availableNow=True)``: take what the queue holds now, then stop.
+
+        SQS has no offsets, so "now" is a count: the queue's
+        ApproximateNumberOfMessages at this call. ``latestOffset`` takes at most
+        that many messages in all (plus those this run releases from a failed
+        batch of an earlier run) and stops early when a long poll finds
+        nothing, so a producer that keeps sending cannot keep the query alive.
+        """
+        answer = self._call(
+            "read the queue's depth from",
+            lambda: self._sqs().get_queue_attributes(
+                QueueUrl=self.connection.queue_url,
+                AttributeNames=["ApproximateNumberOfMessages"],
+            ),
+        )
+        self._left = int(answer.get("Attributes", {}).get("ApproximateNumberOfMessages", "0"))
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        self._report_heartbeat()
         # The engine asks for the next offset only after the batch ending at
         # ``start`` was written to its commit log: that batch can go.
         self._delete_through(start)
         wanted = self.max_messages
         if isinstance(limit, ReadMaxRows):
             wanted = min(wanted, limit.max_rows)
+        if self._left is not None:
+            wanted = min(wanted, self._left)
+            if wanted <= 0:
+                return start  # availableNow: everything there at the start was taken
         messages = self._receive(wanted)
         if not messages:
             return start
+        if self._left is not None:
+            self._left -= len(messages)
         with self._lock:
             self._batch += 1
             self._held[self._batch] = messages
@@ -717,25 +601,59 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             offset["handles"] = [m["ReceiptHandle"] for m in messages]
         return offset
 
-    def _receive(self, wanted: int) -> list[dict[str, Any]]:
-        client = self._sqs()
-        messages: list[dict[str, Any]] = []
-        wait = self.wait_time
-        while len(messages) < wanted:
-            answer = client.receive_message(
+    def _receive_once(self, wanted: int, wait: int) -> list[dict[str, Any]]:
+        answer = self._call(
+            "receive from",
+            lambda: self._sqs().receive_message(
                 QueueUrl=self.connection.queue_url,
-                MaxNumberOfMessages=min(10, wanted - len(messages)),
+                MaxNumberOfMessages=min(10, wanted),
                 WaitTimeSeconds=wait,
                 VisibilityTimeout=self.visibility,
                 MessageSystemAttributeNames=["All"],
                 MessageAttributeNames=["All"],
-            )
-            got = answer.get("Messages", [])
-            if not got:
-                break
-            messages.extend(got)
-            wait = 0  # only the first call waits: then take what is there
-        return messages
+            ),
+        )
+        got: list[dict[str, Any]] = answer.get("Messages", [])
+        return got
+
+    def _receive(self, wanted: int) -> list[dict[str, Any]]:
+        """Up to ``wanted`` messages: one long poll waits for the first (an idle
+        stream waits in SQS); then ``receiveConcurrency`` short polls at a time
+        take what is there, until ``wanted`` or a poll comes back empty."""
+        first = self._receive_once(wanted, self.wait_time)
+        if not first or len(first) >= wanted:
+            return first
+        lock = threading.Lock()
+        calls: list[list[dict[str, Any]]] = [first]
+        state = {"asked": len(first), "done": False}
+
+        def poll() -> None:
+            while True:
+                with lock:
+                    ask = min(10, wanted - state["asked"])
+                    if state["done"] or ask <= 0:
+                        return
+                    state["asked"] += ask
+                try:
+                    got = self._receive_once(ask, 0)
+                except BaseException:
+                    with lock:
+                        state["done"] = True  # the others stop; the error goes up
+                    raise
+                with lock:
+                    state["asked"] -= ask - len(got)
+                    if got:
+                        # A call's messages stay together, in the order received:
+                        # a FIFO group's messages come in one call (SQS keeps the
+                        # group locked while they are in flight).
+                        calls.append(got)
+                    else:
+                        state["done"] = True
+
+        pool = self._workers()
+        for future in [pool.submit(poll) for _ in range(self.concurrency)]:
+            future.result()
+        return [m for call in calls for m in call]
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         if end.get("reader") != self.reader_id:
@@ -770,52 +688,113 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if key in self._released or not handles:
             return
         self._released.add(key)
+        if self._left is not None:
+            # availableNow was prepared before these came back: they count too.
+            self._left += len(handles)
         # Stale handles fail: those messages come back after their timeout anyway.
-        with contextlib.suppress(botocore.exceptions.ClientError):
+        with contextlib.suppress(SqsConnectionError):
             self._change_visibility([{"ReceiptHandle": h} for h in handles], 0)
 
     def commit(self, end: dict[str, Any]) -> None:
+        self._report_heartbeat()
         self._delete_through(end)
 
     def _delete_through(self, end: Mapping[str, Any]) -> None:
         if end.get("reader") != self.reader_id:
+            self._delete_earlier(end)
             return
         with self._lock:
             done = [n for n in self._held if n <= end["batch"]]
             messages = [m for n in done for m in self._held.pop(n)]
-        # A failed delete (a receipt handle that expired) means the message
-        # comes back: at least once allows it.
-        self._each_ten(
+        failed = self._delete(messages)
+        if failed:
+            code, message = failed[0]
+            _log.warning(
+                "sqs data source: %d message(s) of a committed micro-batch could not be "
+                "deleted from %s (first: %s: %s); they come back after their visibility "
+                "timeout and are processed again",
+                len(failed),
+                self.connection.where(),
+                code,
+                message,
+            )
+
+    def _delete_earlier(self, end: Mapping[str, Any]) -> None:
+        """A restarted query's start offset, committed by an earlier run that
+        stopped before deleting it: delete its messages now rather than process
+        them again after their visibility timeout. Handles the earlier run
+        already deleted, or whose messages came back since, fail quietly."""
+        key = (str(end.get("reader")), int(end.get("batch", 0)))
+        handles = end.get("handles") or []
+        if not handles or key in self._released or key in self._deleted_earlier:
+            return
+        self._deleted_earlier.add(key)
+        failed = self._delete([{"ReceiptHandle": h} for h in handles])
+        _log.debug(
+            "sqs data source: deleted the committed batch %s of an earlier run (%d of %d "
+            "handles already deleted or stale)",
+            key,
+            len(failed),
+            len(handles),
+        )
+
+    def _delete(self, messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """Deletes in calls of 10; returns the entries that failed (code, message)."""
+        answers = self._each_ten(
             messages,
-            lambda chunk: self._sqs().delete_message_batch(
-                QueueUrl=self.connection.queue_url,
-                Entries=[
-                    {"Id": f"m{i}", "ReceiptHandle": m["ReceiptHandle"]}
-                    for i, m in enumerate(chunk)
-                ],
+            lambda chunk: self._call(
+                "delete from",
+                lambda: self._sqs().delete_message_batch(
+                    QueueUrl=self.connection.queue_url,
+                    Entries=[
+                        {"Id": f"m{i}", "ReceiptHandle": m["ReceiptHandle"]}
+                        for i, m in enumerate(chunk)
+                    ],
+                ),
             ),
         )
+        return [
+            (f.get("Code", "?"), f.get("Message", ""))
+            for answer in answers
+            for f in answer.get("Failed", [])
+        ]
 
     def _change_visibility(self, messages: list[dict[str, Any]], timeout: int) -> None:
         self._each_ten(
             messages,
-            lambda chunk: self._sqs().change_message_visibility_batch(
-                QueueUrl=self.connection.queue_url,
-                Entries=[
-                    {
-                        "Id": f"m{i}",
-                        "ReceiptHandle": m["ReceiptHandle"],
-                        "VisibilityTimeout": timeout,
-                    }
-                    for i, m in enumerate(chunk)
-                ],
+            lambda chunk: self._call(
+                "change visibility in",
+                lambda: self._sqs().change_message_visibility_batch(
+                    QueueUrl=self.connection.queue_url,
+                    Entries=[
+                        {
+                            "Id": f"m{i}",
+                            "ReceiptHandle": m["ReceiptHandle"],
+                            "VisibilityTimeout": timeout,
+                        }
+                        for i, m in enumerate(chunk)
+                    ],
+                ),
             ),
         )
 
-    @staticmethod
-    def _each_ten(messages: list[dict[str, Any]], call: Any) -> None:
-        for i in range(0, len(messages), 10):
-            call(messages[i : i + 10])
+    def _each_ten(
+        self, messages: list[dict[str, Any]], call: Callable[[list[dict[str, Any]]], Any]
+    ) -> list[dict[str, Any]]:
+        """``call`` on each 10 messages, ``receiveConcurrency`` calls at a time."""
+        chunks = [messages[i : i + 10] for i in range(0, len(messages), 10)]
+        if len(chunks) <= 1:
+            return [call(chunk) for chunk in chunks]
+        return list(self._workers().map(call, chunks))
+
+    def _call(self, what: str, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """One SQS call; a failure becomes an error naming the queue and the cause."""
+        try:
+            return call()
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            raise SqsConnectionError(
+                f"sqs data source: cannot {what} {self.connection.where()}: {exc}"
+            ) from exc
 
     def _start_heartbeat(self) -> None:
         if self._thread is not None:
@@ -836,8 +815,28 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 held = [m for batch in self._held.values() for m in batch]
             try:
                 self._change_visibility(held, self.visibility or 30)
-            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
-                self._heartbeat_error = str(exc)  # the messages may come back early
+            except Exception as exc:  # the thread must go on beating
+                with self._lock:
+                    failures = self._heartbeat_error[1] if self._heartbeat_error else 0
+                    self._heartbeat_error = (str(exc), failures + 1)
+
+    def _report_heartbeat(self) -> None:
+        """Logs a heartbeat failure since the last call (from the engine's thread).
+
+        Not raised: the held messages are still held, and failing the query
+        would bring all of them back; at worst some come back early and are
+        delivered twice, which at least once allows."""
+        with self._lock:
+            error, self._heartbeat_error = self._heartbeat_error, None
+        if error is not None:
+            _log.warning(
+                "sqs data source: the heartbeat could not extend the visibility of held "
+                "messages of %s (%d beat(s) failed; last: %s): they may become visible "
+                "before their batch is committed and be delivered again",
+                self.connection.where(),
+                error[1],
+                error[0],
+            )
 
     def stop(self) -> None:
         """Stops the heartbeat. (PySpark 4.3 ends this process without calling
@@ -845,6 +844,8 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
     # -- executor side -------------------------------------------------------------
 
@@ -852,3 +853,18 @@ class SqsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, MessagePartition)
         for m in partition.messages:
             yield _row(partition.queue_name, m)
+
+
+#: What a pickled copy of the reader leaves behind (rebuilt empty on unpickling).
+_RUNTIME = (
+    "_client",
+    "_pool",
+    "_lock",
+    "_held",
+    "_stop",
+    "_thread",
+    "_released",
+    "_deleted_earlier",
+    "_heartbeat_error",
+    "_left",
+)

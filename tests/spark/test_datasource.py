@@ -161,12 +161,13 @@ class TestRowFailures:
     def test_refused_row_fails_the_job_and_the_task_retry(
         self, sqs: SparkSession, served: tuple[Broker, str], fifo: bool
     ) -> None:
-        """A body with a character SQS refuses (U+0000): the task sends the other 14
-        rows, then fails naming InvalidMessageContents and the row; Spark retries
-        the task (``local[2,2]``), which fails the same way, and the job fails with
-        that error. The retry resent the 14 rows with the same deduplication ids, so
-        the FIFO queue holds each once; the standard queue holds each twice (at
-        least once)."""
+        """A body with a character SQS refuses (U+0000): the task fails naming
+        InvalidMessageContents and the row; Spark retries the task (``local[2,2]``),
+        which fails the same way, and the job fails with that error. Standard
+        queue: each attempt sent the other 14 rows, so it holds each twice (at
+        least once). FIFO queue (one group): rows 8-14 are not sent, to keep the
+        group's order (the error says so); the retry resent rows 0-6 with the same
+        deduplication ids, so the queue holds each once."""
         broker, endpoint = served
         queue = new_queue(broker, fifo=fifo)
         rows = [(f"r{i}" if i != 7 else "bad\x00", "g") for i in range(15)]
@@ -177,8 +178,15 @@ class TestRowFailures:
             df.write.format("sqs").options(**options(endpoint, queue)).mode("append").save()
         assert "row 7" in error_text(caught.value)
         assert "1 row(s) of partition 0 could not be sent" in error_text(caught.value)
-        good = Counter(f"r{i}" for i in range(15) if i != 7)
-        assert bodies(queue) == (good if fifo else good + good)
+        if fifo:
+            assert "7 later row(s) were not sent" in error_text(caught.value)
+            assert "rows 8, 9, 10, 11, 12, 13, 14: an earlier row of group 'g' failed" in (
+                error_text(caught.value)
+            )
+            assert [m.body for m in queue.inspect()] == [f"r{i}" for i in range(7)]
+        else:
+            good = Counter(f"r{i}" for i in range(15) if i != 7)
+            assert bodies(queue) == good + good
 
 
 # -- streaming read -----------------------------------------------------------------
@@ -320,6 +328,94 @@ class TestStreamingRead:
         assert set(failed) <= set(second)
         assert len(queue) == 0
 
+    def test_available_now_ends_while_a_producer_keeps_sending(
+        self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
+    ) -> None:
+        """``trigger(availableNow=True)`` takes the 40 messages the queue held when
+        the query started and ends, although a producer, started by the first
+        batch, sends one every 10 ms during the drain (faster than 10-message
+        batches take them)."""
+        broker, endpoint = served
+        queue = new_queue(broker)
+        sent = fill(queue, 40)
+        stop = threading.Event()
+
+        def produce() -> None:
+            for n in range(3000):
+                if stop.wait(0.01):
+                    return
+                queue.send(f"late{n}")
+
+        producer = threading.Thread(target=produce, daemon=True)
+        seen: list[str] = []
+
+        def process(df: DataFrame, batch_id: int) -> None:
+            if batch_id == 0:
+                producer.start()
+            seen.extend(r.body for r in df.select("body").collect())
+
+        opts = options(endpoint, queue, maxMessagesPerBatch="10", waitTimeSeconds="1")
+        query = (
+            sqs.readStream.format("sqs")
+            .options(**opts)
+            .load()
+            .writeStream.foreachBatch(process)
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            ended = query.awaitTermination(45)
+        finally:
+            query.stop()
+            stop.set()
+            if producer.ident is not None:
+                producer.join()
+        assert ended, "the availableNow query was still running after 45 s"
+        assert sorted(seen) == sent
+        assert len(queue) > 0  # the producer's messages, left for the next run
+
+    def test_idle_stream_long_polls(
+        self,
+        sqs: SparkSession,
+        served: tuple[Broker, str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """An empty queue for 4 s under the default trigger (as fast as possible):
+        the stream's ReceiveMessage calls are 1-second long polls, a handful of
+        them, not a busy loop. Counted where the broker serves them."""
+        from sqsqueue.server import Endpoint
+
+        broker, endpoint = served
+        queue = new_queue(broker)
+        waits: list[object] = []
+        real = Endpoint._call
+
+        async def counting(
+            self: Endpoint, client: Any, operation: str, params: dict[str, Any]
+        ) -> dict[str, Any]:
+            if operation == "ReceiveMessage" and params.get("QueueUrl") == queue.url:
+                waits.append(params.get("WaitTimeSeconds"))
+            return await real(self, client, operation, params)
+
+        monkeypatch.setattr(Endpoint, "_call", counting)
+        opts = options(endpoint, queue, waitTimeSeconds="1", receiveConcurrency="4")
+        query = (
+            sqs.readStream.format("sqs")
+            .options(**opts)
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .start()
+        )
+        try:
+            threading.Event().wait(4)
+        finally:
+            query.stop()
+        assert 2 <= len(waits) <= 6, waits
+        assert set(waits) == {1}
+
     def test_heartbeat_keeps_a_slow_batch_invisible(
         self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
     ) -> None:
@@ -393,11 +489,13 @@ class TestStreamingWrite:
     def test_replayed_micro_batch(
         self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path, fifo: bool
     ) -> None:
-        """Run 1 sends micro-batch 1 but for its too-large row (in both attempts of
-        the task) and dies; the queue's size limit is raised and run 2 restarts
-        from the checkpoint, replaying batch 1 with the same query and batch ids.
-        FIFO: every input row stored exactly once (identical rows kept), in order.
-        Standard: batch 1's other rows stored three times (at least once)."""
+        """Run 1 fails micro-batch 1's too-large row (in both attempts of the task)
+        and dies; the queue's size limit is raised and run 2 restarts from the
+        checkpoint, replaying batch 1 with the same query and batch ids. FIFO (one
+        group): run 1 sent the rows before the refused one, not the one after it
+        (the group's order); every input row stored exactly once (identical rows
+        kept), in input order. Standard: run 1 sent batch 1's other rows in both
+        attempts, so they are stored three times (at least once)."""
         from pyspark.errors import StreamingQueryException
 
         broker, endpoint = served
@@ -408,15 +506,18 @@ class TestStreamingWrite:
         with pytest.raises(StreamingQueryException, match="shorter than 1024 bytes"):
             stream_to_queue(sqs, source, checkpoint, opts)
         others = Counter(b for b in FILES[1] if b != BIG)
-        assert bodies(queue) == Counter(FILES[0]) + others + (Counter() if fifo else others)
+        if fifo:
+            before = FILES[1][: FILES[1].index(BIG)]
+            assert [m.body for m in queue.inspect()] == FILES[0] + before
+        else:
+            assert bodies(queue) == Counter(FILES[0]) + others + others
         queue.set_attributes({"MaximumMessageSize": "262144"})
         stream_to_queue(sqs, source, checkpoint, opts)
         expected = Counter(b for rows in FILES for b in rows)
         if fifo:
             assert bodies(queue) == expected
-            stored = [m.body for m in queue.inspect()]
-            # Batches in order; within batch 1 the refused row came last, on replay.
-            assert stored[:3] == FILES[0] and stored[-2:] == FILES[2]
+            # Every group in input order: the refused row's successor waited for it.
+            assert [m.body for m in queue.inspect()] == [b for rows in FILES for b in rows]
         else:
             assert bodies(queue) == expected + others + others
 
@@ -448,7 +549,9 @@ class TestErrors:
         with pytest.raises(Exception, match="sqs data source: no such queue"):
             self.write(sqs, opts)
 
-    def test_missing_credentials(self, sqs: SparkSession, served: tuple[Broker, str]) -> None:
+    def test_missing_credentials(
+        self, sqs: SparkSession, served: tuple[Broker, str], tmp_path: Path
+    ) -> None:
         """No options and nothing in the default chain (the conftest empties it)."""
         broker, endpoint = served
         queue = new_queue(broker)
@@ -456,7 +559,7 @@ class TestErrors:
         with pytest.raises(Exception, match="sqs data source: no AWS credentials"):
             self.write(sqs, opts)
         with pytest.raises(Exception, match="sqs data source: no AWS credentials"):
-            run_stream(sqs, opts, Path(os.devnull + "-none"), lambda df, i: None)
+            run_stream(sqs, opts, tmp_path / "ck", lambda df, i: None)
 
     @pytest.mark.parametrize(
         ("more", "message"),

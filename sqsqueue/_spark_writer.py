@@ -1,0 +1,369 @@
+"""The write side of the ``sqs`` data source: executor tasks send their partitions.
+
+Split from :mod:`sqsqueue._spark_datasource` (options, the connection, the
+stream reader), which documents the guarantees; this module knows the queue
+only through :class:`QueueTarget`, which that module's ``Connection`` is.
+
+A task's rows go out with SendMessageBatch, 10 entries a call, in the
+partition's order. Entries that fail server-side (``SenderFault`` false) are
+sent again, up to ``maxRetries`` times; what still fails, or fails client-side,
+is reported in an :class:`SqsWriteError` that fails the task after the rest of
+the partition went out.
+
+**FIFO queues: a group's rows are stored in the partition's order, or not
+at all.** A SendMessageBatch call carries at most one row of each group (the
+task looks up to :data:`LOOKAHEAD` rows ahead for rows of other groups to fill
+it), so a row that fails can never be followed, in the same call, by a later
+row of its group that succeeds. A retried row goes out before any later row of
+its group (those wait until it settles). Once a row of group G has failed for
+good, G's later rows in the partition are not sent: the task's error lists
+them ("an earlier row of group G failed"). A replay of the write (the same
+``writeId``, or the micro-batch replayed from the checkpoint) sends the same
+deduplication ids, so the rows already stored are dropped as duplicates and the
+failed row and its group's later rows are stored after them, in order. The
+price: a partition holding fewer than 10 groups within the look-ahead sends
+fewer than 10 rows a call (one group: one row a call).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import botocore.exceptions
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.types import Row, StructType
+
+from sqsqueue._spark_schema import OPTIONAL_COLUMNS
+
+__all__ = ["SqsBatchWriter", "SqsCommitMessage", "SqsStreamWriter", "SqsWriteError"]
+
+SEND_BATCH = 10
+#: How many rows a FIFO write task looks ahead for rows of other groups to fill
+#: a call (a call carries at most one row of a group).
+LOOKAHEAD = 100
+#: What a write task needs from the engine: the streaming query and micro-batch.
+_QUERY_ID = "sql.streaming.queryId"
+_BATCH_ID = "streaming.sql.batchId"
+#: Errors for which SQS refuses a whole SendMessageBatch request (too large
+#: together, one bad entry): its entries are then sent one a call.
+_WHOLE_REQUEST = frozenset(
+    {
+        "BatchRequestTooLong",
+        "AWS.SimpleQueueService.BatchRequestTooLong",
+        "InvalidParameterValue",
+        "MissingParameter",
+    }
+)
+
+
+class SqsWriteError(RuntimeError):
+    """Rows a write task could not send (or did not, to keep a FIFO group's order)."""
+
+
+class QueueTarget(Protocol):
+    """What the writer needs to know about the queue (``Connection`` is one)."""
+
+    @property
+    def queue_url(self) -> str: ...
+
+    @property
+    def fifo(self) -> bool: ...
+
+    def client(self, *, read_timeout: int = 60, max_attempts: int | None = None) -> Any: ...
+
+    def where(self) -> str: ...
+
+
+@dataclass
+class SqsCommitMessage(WriterCommitMessage):
+    """What one task sent."""
+
+    partition: int
+    sent: int
+
+
+def _dedup_id(identity: str, partition: int, key: str, occurrence: int) -> str:
+    text = f"{identity}\x1f{partition}\x1f{occurrence}\x1f{key}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _entry(index: int, data: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"Id": f"r{index}", "MessageBody": data["body"]}
+    if data.get("message_group_id") is not None:
+        entry["MessageGroupId"] = data["message_group_id"]
+    if data.get("message_deduplication_id") is not None:
+        entry["MessageDeduplicationId"] = data["message_deduplication_id"]
+    if data.get("delay_seconds") is not None:
+        entry["DelaySeconds"] = int(data["delay_seconds"])
+    attributes = data.get("message_attributes")
+    if attributes:
+        entry["MessageAttributes"] = {
+            k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+        }
+    return entry
+
+
+@dataclass
+class _Pending:
+    """A row waiting to be sent (again)."""
+
+    index: int
+    entry: dict[str, Any]
+    #: The FIFO group whose order the row keeps; None on a standard queue.
+    group: str | None
+    attempts: int = 0
+    #: Sent in a call of its own (its batch was refused as a whole).
+    alone: bool = False
+
+
+class _Sender:
+    """Sends one partition's rows: 10 a call, retrying what the server failed,
+    a FIFO group's rows in order (see the module docstring).
+
+    ``add`` each row in the partition's order, then ``flush``; ``raise_failures``
+    reports what was not stored. ``client`` and ``backoff`` (seconds before the
+    first retry, doubling) are for tests.
+    """
+
+    def __init__(
+        self,
+        target: QueueTarget,
+        retries: int,
+        *,
+        client: Any = None,
+        backoff: float = 0.1,
+    ) -> None:
+        self.target = target
+        self.fifo = target.fifo
+        self.client = client if client is not None else target.client()
+        self.retries = retries
+        self.backoff = backoff
+        self.sent = 0
+        self.failures: list[tuple[int, str, str]] = []  # (row index, code, message)
+        #: FIFO group -> its row that failed for good; the group's later rows are held.
+        self.blocked: dict[str, int] = {}
+        #: FIFO group -> its rows not sent because an earlier row of it failed.
+        self.held: dict[str, list[int]] = {}
+        self._pending: list[_Pending] = []
+        self._delay = 0.0
+
+    def add(self, index: int, entry: dict[str, Any]) -> None:
+        group = entry.get("MessageGroupId") if self.fifo else None
+        if group is not None and group in self.blocked:
+            self.held.setdefault(group, []).append(index)
+            return
+        self._pending.append(_Pending(index, entry, group))
+        ahead = LOOKAHEAD if self.fifo else SEND_BATCH
+        while len(self._pending) >= ahead:
+            self._call()
+
+    def flush(self) -> None:
+        while self._pending:
+            self._call()
+
+    def _take(self) -> list[_Pending]:
+        """The next call's entries, in row order: up to 10, at most one per group,
+        none of a group whose earlier row is still pending (a retry)."""
+        taken: list[_Pending] = []
+        rest: list[_Pending] = []
+        seen: set[str] = set()
+        for p in self._pending:
+            free = p.group is None or p.group not in seen
+            if p.group is not None:
+                seen.add(p.group)
+            fits = len(taken) < SEND_BATCH and not (taken and (p.alone or taken[0].alone))
+            (taken if free and fits else rest).append(p)
+        self._pending = rest
+        return taken
+
+    def _call(self) -> None:
+        batch = self._take()
+        if self._delay:
+            threading.Event().wait(self._delay)
+            self._delay = 0.0
+        try:
+            answer = self.client.send_message_batch(
+                QueueUrl=self.target.queue_url, Entries=[p.entry for p in batch]
+            )
+        except botocore.exceptions.ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = error.get("Code", "?")
+            if len(batch) > 1 and code in _WHOLE_REQUEST:
+                # Refused as a whole: send one a call, so only the bad rows fail.
+                for p in batch:
+                    p.alone = True
+                self._requeue(batch)
+                return
+            fault = _sender_fault(exc)
+            self._settle([(p, code, error.get("Message", ""), fault) for p in batch])
+            return
+        except botocore.exceptions.BotoCoreError as exc:
+            # The connection failed after boto3's own retries (maxAttempts).
+            raise SqsWriteError(
+                f"sqs data source: cannot send to {self.target.where()}: {exc} "
+                f"({self.sent} row(s) of this task were sent before)"
+            ) from exc
+        self.sent += len(answer.get("Successful", []))
+        by_id = {p.entry["Id"]: p for p in batch}
+        self._settle(
+            [
+                (
+                    by_id[f["Id"]],
+                    f.get("Code", "?"),
+                    f.get("Message", ""),
+                    bool(f.get("SenderFault")),
+                )
+                for f in answer.get("Failed", [])
+            ]
+        )
+
+    def _settle(self, failed: list[tuple[_Pending, str, str, bool]]) -> None:
+        retry: list[_Pending] = []
+        for p, code, message, sender_fault in sorted(failed, key=lambda f: f[0].index):
+            if sender_fault or p.attempts >= self.retries:
+                self._fail(p, code, message)
+            else:
+                p.attempts += 1
+                retry.append(p)
+        if retry:
+            self._requeue(retry)
+            self._delay = self.backoff * 2 ** (max(p.attempts for p in retry) - 1)
+
+    def _requeue(self, entries: list[_Pending]) -> None:
+        """Back in row order: ahead of their groups' later rows."""
+        self._pending = sorted(entries + self._pending, key=lambda p: p.index)
+
+    def _fail(self, p: _Pending, code: str, message: str) -> None:
+        self.failures.append((p.index, code, message))
+        if p.group is None:
+            return
+        self.blocked.setdefault(p.group, p.index)
+        held = [q.index for q in self._pending if q.group == p.group]
+        if held:
+            self.held.setdefault(p.group, []).extend(held)
+            self._pending = [q for q in self._pending if q.group != p.group]
+
+    def raise_failures(self, partition: int) -> None:
+        if not self.failures:
+            return
+        self.failures.sort()
+        index, code, message = self.failures[0]
+        text = (
+            f"sqs data source: {len(self.failures)} row(s) of partition {partition} could not "
+            f"be sent to {self.target.where()} ({self.sent} were); first: row {index}: "
+            f"{code}: {message}; all: "
+            + "; ".join(f"row {i}: {c}" for i, c, _ in self.failures[:20])
+            + (" ..." if len(self.failures) > 20 else "")
+        )
+        held = sum(len(rows) for rows in self.held.values())
+        if held:
+            groups = sorted(self.held.items(), key=lambda g: self.blocked[g[0]])
+            text += (
+                f". {held} later row(s) were not sent, to keep their group's order: "
+                + "; ".join(
+                    f"rows {_rows(rows)}: an earlier row of group {g!r} failed "
+                    f"(row {self.blocked[g]})"
+                    for g, rows in groups[:10]
+                )
+                + (" ..." if len(groups) > 10 else "")
+                + ". Replaying the write (same writeId, or the micro-batch from its "
+                "checkpoint) stores them in order; rows already stored are deduplicated"
+            )
+        raise SqsWriteError(text)
+
+
+def _rows(indexes: list[int]) -> str:
+    shown = ", ".join(str(i) for i in sorted(indexes)[:20])
+    return shown + (" ..." if len(indexes) > 20 else "")
+
+
+def _sender_fault(exc: botocore.exceptions.ClientError) -> bool:
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
+    return bool(status < 500)
+
+
+def _write_partition(
+    target: QueueTarget, rows: Iterator[Row], identity: str | None, retries: int
+) -> SqsCommitMessage:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    fifo = target.fifo
+    sender = _Sender(target, retries)
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        data = row.asDict(recursive=True)
+        entry = _entry(index, data)
+        if fifo and "MessageDeduplicationId" not in entry:
+            # Every row counts, sent or held back: a replay numbers them the same.
+            assert identity is not None
+            key = json.dumps(
+                [data.get(c) for c in ("body", *OPTIONAL_COLUMNS)],
+                sort_keys=True,
+                default=str,
+                ensure_ascii=False,
+            )
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            entry["MessageDeduplicationId"] = _dedup_id(identity, partition, key, occurrence)
+        sender.add(index, entry)
+    sender.flush()
+    sender.raise_failures(partition)
+    return SqsCommitMessage(partition, sender.sent)
+
+
+class SqsBatchWriter(DataSourceWriter):
+    """``df.write.format("sqs")``: each task sends its partition."""
+
+    def __init__(self, target: QueueTarget, schema: StructType, write_id: str, retries: int):
+        self.connection = target
+        self.write_id = write_id
+        self.retries = retries
+
+    def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
+        return _write_partition(self.connection, iterator, f"write:{self.write_id}", self.retries)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Nothing to do: every task's messages are already in the queue."""
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """SQS cannot take messages back: what was sent stays sent. On a FIFO
+        queue, running the write again with the same ``writeId`` within 5
+        minutes sends only what is missing."""
+
+
+class SqsStreamWriter(DataSourceStreamWriter):
+    """``df.writeStream.format("sqs")``: each micro-batch's tasks send their partitions."""
+
+    def __init__(
+        self, target: QueueTarget, schema: StructType, write_id: str | None, retries: int
+    ) -> None:
+        self.connection = target
+        self.write_id = write_id
+        self.retries = retries
+
+    def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        batch = context.getLocalProperty(_BATCH_ID) if context is not None else None
+        query = context.getLocalProperty(_QUERY_ID) if context is not None else None
+        if batch is None:
+            raise SqsWriteError(
+                "sqs data source: a streaming write task does not know its micro-batch id "
+                f"(local property {_BATCH_ID} is missing)"
+            )
+        identity = f"stream:{self.write_id or query}:{batch}"
+        return _write_partition(self.connection, iterator, identity, self.retries)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """Nothing to do: the micro-batch's messages are already in the queue."""
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        """What was sent stays sent; the replayed micro-batch is deduplicated on FIFO."""
