@@ -18,15 +18,20 @@ Write (``df.write.format("sqs")`` and ``df.writeStream.format("sqs")``)
     fails the task with an ``sqs data source: cannot send to <queue>: <cause>``
     error. Nothing is dropped silently.
 
-    **FIFO queue: a failed row stops its group.** A call carries at most one
-    row of each group (the task looks 100 rows ahead to fill it with other
-    groups), and a retried row goes out before its group's later rows. Once a
-    row of group G has failed for good, G's later rows in the partition are not
-    sent; the task's error lists them ("an earlier row of group G failed"),
-    while the other groups' rows are sent. A replay (same ``writeId``, or the
-    micro-batch from the checkpoint) stores them after the rows already stored,
-    which it deduplicates: each group exactly once, in order. A partition with
-    fewer than 10 groups in its look-ahead sends fewer than 10 rows a call.
+    **FIFO queue: a group's rows are stored in order.** Each row is checked on
+    the executor against the queue's content rules (body characters, size
+    against its ``MaximumMessageSize``, attributes, ids) before it is sent; a
+    row that would be refused is not sent, nor are its group's later rows in
+    the partition (the task's error lists them: "an earlier row of group G
+    failed"), while the other groups' rows are. A retried row goes out before
+    its group's later rows. Only a server-side failure of a row whose later
+    rows of the same group were stored by the same call can break a group's
+    order; the task's error then says so, and ``strictGroupOrder=true`` (one
+    row of a group a call, the task looking 100 rows ahead to fill calls with
+    other groups; a single-group partition then sends one row a call) rules it
+    out. A replay (same ``writeId``, or the micro-batch from the checkpoint)
+    stores the rows not yet stored after those that were, which it
+    deduplicates.
 
     **FIFO queue: exactly once within the 5-minute deduplication window.** A
     row without ``message_deduplication_id`` gets a deterministic one: SHA-256
@@ -193,6 +198,7 @@ KNOWN_OPTIONS = frozenset(
         "maxAttempts",
         "writeId",
         "maxRetries",
+        "strictGroupOrder",
         "maxMessagesPerBatch",
         "waitTimeSeconds",
         "receiveConcurrency",
@@ -226,7 +232,7 @@ class Connection:
             raise SqsOptionError(
                 f"sqs data source: unknown option(s) {', '.join(unknown)}; known options: "
                 "queueUrl, endpointUrl, region, accessKeyId, secretAccessKey, sessionToken, "
-                "profile, maxAttempts, writeId, maxRetries, maxMessagesPerBatch, "
+                "profile, maxAttempts, writeId, maxRetries, strictGroupOrder, maxMessagesPerBatch, "
                 "waitTimeSeconds, receiveConcurrency, visibilityTimeout, numPartitions, "
                 "releaseOnRestart, heartbeatSeconds"
             )
@@ -389,13 +395,19 @@ class SqsDataSource(DataSource):
         _check_sink_schema(schema, overwrite)
         self.connection.check()
         write_id = self.options.get("writeId") or uuid.uuid4().hex
-        return SqsBatchWriter(self.connection, schema, write_id, _retries(self.options))
+        return SqsBatchWriter(
+            self.connection, schema, write_id, _retries(self.options), _strict(self.options)
+        )
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         _check_sink_schema(schema, overwrite)
         self.connection.check()
         return SqsStreamWriter(
-            self.connection, schema, self.options.get("writeId"), _retries(self.options)
+            self.connection,
+            schema,
+            self.options.get("writeId"),
+            _retries(self.options),
+            _strict(self.options),
         )
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -404,6 +416,10 @@ class SqsDataSource(DataSource):
 
 def _retries(options: Mapping[str, str]) -> int:
     return _int_option(options, "maxRetries", 3, 0, 20)
+
+
+def _strict(options: Mapping[str, str]) -> bool:
+    return _bool_option(options, "strictGroupOrder", False)
 
 
 def _check_sink_schema(schema: StructType, overwrite: bool) -> None:

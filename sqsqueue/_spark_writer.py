@@ -10,19 +10,26 @@ sent again, up to ``maxRetries`` times; what still fails, or fails client-side,
 is reported in an :class:`SqsWriteError` that fails the task after the rest of
 the partition went out.
 
-**FIFO queues: a group's rows are stored in the partition's order, or not
-at all.** A SendMessageBatch call carries at most one row of each group (the
+**FIFO queues: a group's rows are stored in the partition's order.** Each row
+is first checked on the executor with the rules the queue applies to its
+content (body characters, size against the queue's ``MaximumMessageSize``,
+attributes, group and deduplication ids): a row that would be refused is not
+sent, and neither are its group's later rows in the partition (the task's error
+lists them: "an earlier row of group G failed"). The rows that pass go out 10 a
+call in the partition's order, several of one group in a call. A row the queue
+still fails server-side (``SenderFault`` false: throttling, an internal error)
+is sent again, ahead of its group's later rows, when those failed with it; if a
+later row of its group in the same call was stored, the group's order is
+already broken, so the row is not retried and the error says so. A replay of
+the write (the same ``writeId``, or the micro-batch replayed from the
+checkpoint) sends the same deduplication ids: rows already stored are dropped
+as duplicates, the rest stored after them.
+
+With ``strictGroupOrder=true`` a call carries at most one row of a group (the
 task looks up to :data:`LOOKAHEAD` rows ahead for rows of other groups to fill
-it), so a row that fails can never be followed, in the same call, by a later
-row of its group that succeeds. A retried row goes out before any later row of
-its group (those wait until it settles). Once a row of group G has failed for
-good, G's later rows in the partition are not sent: the task's error lists
-them ("an earlier row of group G failed"). A replay of the write (the same
-``writeId``, or the micro-batch replayed from the checkpoint) sends the same
-deduplication ids, so the rows already stored are dropped as duplicates and the
-failed row and its group's later rows are stored after them, in order. The
-price: a partition holding fewer than 10 groups within the look-ahead sends
-fewer than 10 rows a call (one group: one row a call).
+it), so no failure of any kind can be followed by a stored later row of its
+group, at a price: a partition holding fewer than 10 groups within the
+look-ahead sends fewer than 10 rows a call (one group: one row a call).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,13 +45,16 @@ import botocore.exceptions
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
+from sqsqueue import _limits as L
+from sqsqueue import _validate
 from sqsqueue._spark_schema import OPTIONAL_COLUMNS
+from sqsqueue.errors import SQSError
 
 __all__ = ["SqsBatchWriter", "SqsCommitMessage", "SqsStreamWriter", "SqsWriteError"]
 
 SEND_BATCH = 10
-#: How many rows a FIFO write task looks ahead for rows of other groups to fill
-#: a call (a call carries at most one row of a group).
+#: How many rows a FIFO write task with ``strictGroupOrder`` looks ahead for rows
+#: of other groups to fill a call (a call then carries at most one row of a group).
 LOOKAHEAD = 100
 #: What a write task needs from the engine: the streaming query and micro-batch.
 _QUERY_ID = "sql.streaming.queryId"
@@ -135,16 +145,22 @@ class _Sender:
         target: QueueTarget,
         retries: int,
         *,
+        strict: bool = False,
         client: Any = None,
         backoff: float = 0.1,
     ) -> None:
         self.target = target
         self.fifo = target.fifo
+        self.strict = strict
         self.client = client if client is not None else target.client()
         self.retries = retries
         self.backoff = backoff
         self.sent = 0
         self.failures: list[tuple[int, str, str]] = []  # (row index, code, message)
+        #: FIFO rows failed after later rows of their group in the same call were
+        #: stored: (row index, group, the stored later rows).
+        self.broken: list[tuple[int, str, list[int]]] = []
+        self._max_size: int | None = None
         #: FIFO group -> its row that failed for good; the group's later rows are held.
         self.blocked: dict[str, int] = {}
         #: FIFO group -> its rows not sent because an earlier row of it failed.
@@ -157,23 +173,44 @@ class _Sender:
         if group is not None and group in self.blocked:
             self.held.setdefault(group, []).append(index)
             return
+        if self.fifo:
+            refused = _precheck(entry, self.max_size())
+            if refused is not None:
+                # Never sent, so never stored ahead of an earlier row of its group.
+                self._fail(_Pending(index, entry, group), *refused)
+                return
         self._pending.append(_Pending(index, entry, group))
-        ahead = LOOKAHEAD if self.fifo else SEND_BATCH
+        ahead = LOOKAHEAD if self.fifo and self.strict else SEND_BATCH
         while len(self._pending) >= ahead:
             self._call()
+
+    def max_size(self) -> int:
+        """The queue's MaximumMessageSize, asked once per task (1 MiB, the most
+        SQS takes, when it cannot be read: the queue then has the last word)."""
+        if self._max_size is None:
+            try:
+                answer = self.client.get_queue_attributes(
+                    QueueUrl=self.target.queue_url, AttributeNames=["MaximumMessageSize"]
+                )
+                self._max_size = int(answer["Attributes"]["MaximumMessageSize"])
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+                self._max_size = L.MESSAGE_SIZE_MAX
+            except (KeyError, TypeError, ValueError):
+                self._max_size = L.MESSAGE_SIZE_MAX
+        return self._max_size
 
     def flush(self) -> None:
         while self._pending:
             self._call()
 
     def _take(self) -> list[_Pending]:
-        """The next call's entries, in row order: up to 10, at most one per group,
-        none of a group whose earlier row is still pending (a retry)."""
+        """The next call's entries, in row order: up to 10 (with ``strict``, at
+        most one per group, none of a group whose earlier row is still pending)."""
         taken: list[_Pending] = []
         rest: list[_Pending] = []
         seen: set[str] = set()
         for p in self._pending:
-            free = p.group is None or p.group not in seen
+            free = p.group is None or not self.strict or p.group not in seen
             if p.group is not None:
                 seen.add(p.group)
             fits = len(taken) < SEND_BATCH and not (taken and (p.alone or taken[0].alone))
@@ -210,6 +247,9 @@ class _Sender:
             ) from exc
         self.sent += len(answer.get("Successful", []))
         by_id = {p.entry["Id"]: p for p in batch}
+        failed = answer.get("Failed", [])
+        failed_ids = {f["Id"] for f in failed}
+        stored = [p for p in batch if p.entry["Id"] not in failed_ids]
         self._settle(
             [
                 (
@@ -218,14 +258,25 @@ class _Sender:
                     f.get("Message", ""),
                     bool(f.get("SenderFault")),
                 )
-                for f in answer.get("Failed", [])
-            ]
+                for f in failed
+            ],
+            stored,
         )
 
-    def _settle(self, failed: list[tuple[_Pending, str, str, bool]]) -> None:
+    def _settle(
+        self, failed: list[tuple[_Pending, str, str, bool]], stored: Sequence[_Pending] = ()
+    ) -> None:
         retry: list[_Pending] = []
         for p, code, message, sender_fault in sorted(failed, key=lambda f: f[0].index):
-            if sender_fault or p.attempts >= self.retries:
+            later = [q.index for q in stored if q.group is not None and q.group == p.group]
+            later = [i for i in later if i > p.index]
+            if later:
+                # A later row of its group is stored already: a retry would land
+                # after it. Say so rather than break the order further.
+                assert p.group is not None
+                self.broken.append((p.index, p.group, later))
+                self._fail(p, code, message)
+            elif sender_fault or p.attempts >= self.retries:
                 self._fail(p, code, message)
             else:
                 p.attempts += 1
@@ -243,10 +294,12 @@ class _Sender:
         if p.group is None:
             return
         self.blocked.setdefault(p.group, p.index)
-        held = [q.index for q in self._pending if q.group == p.group]
-        if held:
-            self.held.setdefault(p.group, []).extend(held)
-            self._pending = [q for q in self._pending if q.group != p.group]
+        # Its group's later rows wait no more; earlier ones (a row refused before
+        # it was sent has some still pending) go out as usual.
+        later = [q for q in self._pending if q.group == p.group and q.index > p.index]
+        if later:
+            self.held.setdefault(p.group, []).extend(q.index for q in later)
+            self._pending = [q for q in self._pending if q not in later]
 
     def raise_failures(self, partition: int) -> None:
         if not self.failures:
@@ -260,6 +313,18 @@ class _Sender:
             + "; ".join(f"row {i}: {c}" for i, c, _ in self.failures[:20])
             + (" ..." if len(self.failures) > 20 else "")
         )
+        if self.broken:
+            text += (
+                ". The order of a group is broken: "
+                + "; ".join(
+                    f"rows {_rows(later)} of group {group!r} were stored before row {index}, "
+                    "which the queue then failed"
+                    for index, group, later in self.broken[:10]
+                )
+                + (" ..." if len(self.broken) > 10 else "")
+                + " (strictGroupOrder=true sends one row of a group a call, so that cannot "
+                "happen)"
+            )
         held = sum(len(rows) for rows in self.held.values())
         if held:
             groups = sorted(self.held.items(), key=lambda g: self.blocked[g[0]])
@@ -277,6 +342,24 @@ class _Sender:
         raise SqsWriteError(text)
 
 
+def _precheck(entry: dict[str, Any], max_size: int) -> tuple[str, str] | None:
+    """The (code, message) SQS would fail this FIFO entry with for its content,
+    by the rules sqsqueue implements (``docs/aws-behaviour.md`` §2.1); None when
+    it passes. Checked before sending, so that a row the queue would refuse is
+    never sent after its group's earlier rows and before its later ones."""
+    try:
+        _, size = _validate.body(entry["MessageBody"])
+        _, attributes_size = _validate.message_attributes(entry.get("MessageAttributes"))
+        if size + attributes_size > max_size:
+            raise _validate.too_big(max_size, batch=True)
+        _validate.fifo_id("MessageGroupId", entry.get("MessageGroupId"))
+        if "MessageDeduplicationId" in entry:
+            _validate.fifo_id("MessageDeduplicationId", entry["MessageDeduplicationId"])
+    except SQSError as exc:
+        return exc.code, exc.message
+    return None
+
+
 def _rows(indexes: list[int]) -> str:
     shown = ", ".join(str(i) for i in sorted(indexes)[:20])
     return shown + (" ..." if len(indexes) > 20 else "")
@@ -288,14 +371,18 @@ def _sender_fault(exc: botocore.exceptions.ClientError) -> bool:
 
 
 def _write_partition(
-    target: QueueTarget, rows: Iterator[Row], identity: str | None, retries: int
+    target: QueueTarget,
+    rows: Iterator[Row],
+    identity: str | None,
+    retries: int,
+    strict: bool = False,
 ) -> SqsCommitMessage:
     from pyspark import TaskContext
 
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
     fifo = target.fifo
-    sender = _Sender(target, retries)
+    sender = _Sender(target, retries, strict=strict)
     seen: dict[str, int] = {}
     for index, row in enumerate(rows):
         data = row.asDict(recursive=True)
@@ -321,13 +408,23 @@ def _write_partition(
 class SqsBatchWriter(DataSourceWriter):
     """``df.write.format("sqs")``: each task sends its partition."""
 
-    def __init__(self, target: QueueTarget, schema: StructType, write_id: str, retries: int):
+    def __init__(
+        self,
+        target: QueueTarget,
+        schema: StructType,
+        write_id: str,
+        retries: int,
+        strict: bool = False,
+    ):
         self.connection = target
         self.write_id = write_id
         self.retries = retries
+        self.strict = strict
 
     def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
-        return _write_partition(self.connection, iterator, f"write:{self.write_id}", self.retries)
+        return _write_partition(
+            self.connection, iterator, f"write:{self.write_id}", self.retries, self.strict
+        )
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Nothing to do: every task's messages are already in the queue."""
@@ -342,11 +439,17 @@ class SqsStreamWriter(DataSourceStreamWriter):
     """``df.writeStream.format("sqs")``: each micro-batch's tasks send their partitions."""
 
     def __init__(
-        self, target: QueueTarget, schema: StructType, write_id: str | None, retries: int
+        self,
+        target: QueueTarget,
+        schema: StructType,
+        write_id: str | None,
+        retries: int,
+        strict: bool = False,
     ) -> None:
         self.connection = target
         self.write_id = write_id
         self.retries = retries
+        self.strict = strict
 
     def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
         from pyspark import TaskContext
@@ -360,7 +463,7 @@ class SqsStreamWriter(DataSourceStreamWriter):
                 f"(local property {_BATCH_ID} is missing)"
             )
         identity = f"stream:{self.write_id or query}:{batch}"
-        return _write_partition(self.connection, iterator, identity, self.retries)
+        return _write_partition(self.connection, iterator, identity, self.retries, self.strict)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Nothing to do: the micro-batch's messages are already in the queue."""

@@ -40,6 +40,10 @@ class StubSqs:
     tries: Counter[str] = field(default_factory=Counter)
     dedup: set[str] = field(default_factory=set)
     raise_on_call: Exception | None = None
+    max_size: int = 262_144
+
+    def get_queue_attributes(self, QueueUrl: str, AttributeNames: list[str]) -> dict[str, Any]:
+        return {"Attributes": {"MaximumMessageSize": str(self.max_size)}}
 
     def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
         if self.raise_on_call is not None:
@@ -153,24 +157,26 @@ class TestServerSideRetries:
         assert stub.tries["r3"] == 1
 
     def test_retry_keeps_the_order_within_a_group(self) -> None:
-        """FIFO: ``a:2`` fails server-side once. Its retry is stored before every
-        later row of group ``a``: each group is stored in row order."""
+        """FIFO, strictGroupOrder: ``a:2`` fails server-side once. Its retry is
+        stored before every later row of group ``a``: each group in row order."""
         stub = StubSqs(fail_once("a:2"))
         result = _write_partition(
-            target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3
+            target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3, True
         )
         assert result.sent == 24
         assert stub.tries["a:2"] == 2
         for group in "ab":
             assert of_group(stub.stored, group) == of_group(INTERLEAVED, group)
 
-    def test_a_fifo_call_carries_one_row_per_group(self) -> None:
-        """So no failed row can be followed, in its call, by a stored row of its
-        group. Rows come in runs of 3 of a group; with 12 groups the task looks
-        ahead and the calls are still full."""
+    def test_a_strict_fifo_call_carries_one_row_per_group(self) -> None:
+        """strictGroupOrder: no failed row can be followed, in its call, by a
+        stored row of its group. Rows come in runs of 3 of a group; with 12
+        groups the task looks ahead and the calls are still full."""
         stub = StubSqs()
         bodies = [f"g{(i // 3) % 12}:{i}" for i in range(240)]
-        _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "write:t", 3)
+        _write_partition(
+            target(stub, fifo=True), iter(rows(bodies, groups=True)), "write:t", 3, True
+        )
         assert all(len({b.split(":")[0] for b in call}) == len(call) for call in stub.calls)
         assert [len(call) for call in stub.calls] == [10] * 24
         for group in range(12):
@@ -178,13 +184,14 @@ class TestServerSideRetries:
 
 
 class TestFailedRowHoldsItsGroup:
-    """FIFO: after a row fails for good, its group's later rows are not sent."""
+    """FIFO with strictGroupOrder: after a row fails for good, whatever the
+    failure, its group's later rows are not sent."""
 
     def test_later_rows_of_the_group_are_reported_not_sent(self) -> None:
         stub = StubSqs(fail_always("a:4", "InvalidMessageContents", sender=True))
         with pytest.raises(SqsWriteError) as caught:
             _write_partition(
-                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3
+                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3, True
             )
         text = str(caught.value)
         assert "1 row(s) of partition 0 could not be sent" in text
@@ -199,7 +206,7 @@ class TestFailedRowHoldsItsGroup:
         stub = StubSqs(fail_always("b:5", "ServiceUnavailable", sender=False))
         with pytest.raises(SqsWriteError, match="an earlier row of group 'b' failed"):
             _write_partition(
-                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 1
+                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 1, True
             )
         assert of_group(stub.stored, "b") == ["b:1", "b:3"]
         assert of_group(stub.stored, "a") == of_group(INTERLEAVED, "a")
@@ -211,11 +218,11 @@ class TestFailedRowHoldsItsGroup:
         stub = StubSqs(fail_always("a:4", "InvalidMessageContents", sender=True))
         with pytest.raises(SqsWriteError):
             _write_partition(
-                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3
+                target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3, True
             )
         stub.verdict = store_all
         _write_partition(
-            target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3
+            target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "write:t", 3, True
         )
         assert Counter(stub.stored) == Counter(INTERLEAVED)
         for group in "ab":
@@ -229,6 +236,64 @@ class TestFailedRowHoldsItsGroup:
             _write_partition(target(stub), iter(bodies), "write:t", 3)
         assert "not sent" not in str(caught.value)
         assert len(stub.stored) == 23
+
+
+class TestCheckedBeforeSending:
+    """FIFO, by default: rows are checked against the queue's content rules
+    before they are sent, and calls carry up to 10 rows of a group."""
+
+    def test_a_row_the_queue_would_refuse_is_not_sent_and_holds_its_group(self) -> None:
+        bodies = list(INTERLEAVED)
+        bodies[4] = "a:4\x00"  # a character SQS refuses
+        stub = StubSqs()
+        with pytest.raises(SqsWriteError) as caught:
+            _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "w", 3)
+        text = str(caught.value)
+        assert "row 4: InvalidMessageContents" in text
+        assert "an earlier row of group 'a' failed" in text
+        assert not any("\x00" in call for batch in stub.calls for call in batch)
+        assert of_group(stub.stored, "a") == ["a:0", "a:2"]
+        assert of_group(stub.stored, "b") == of_group(bodies, "b")
+
+    def test_a_row_over_the_queues_size_limit_is_not_sent(self) -> None:
+        stub = StubSqs(max_size=1024)
+        bodies = ["a:0", "a:" + "x" * 1100, "a:2", "b:3"]
+        with pytest.raises(SqsWriteError, match="Message must be shorter than 1024 bytes"):
+            _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "w", 3)
+        assert stub.stored == ["a:0", "b:3"]
+
+    def test_one_group_goes_out_ten_rows_a_call(self) -> None:
+        stub = StubSqs()
+        bodies = [f"a:{i}" for i in range(25)]
+        _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "w", 3)
+        assert [len(call) for call in stub.calls] == [10, 10, 5]
+        assert stub.stored == bodies
+
+    def test_a_retry_after_its_group_failed_with_it_keeps_the_order(self) -> None:
+        """``a:2`` and the later ``a`` rows of its call fail server-side once:
+        all are sent again, in row order."""
+        stub = StubSqs(
+            lambda e, n: (
+                ("InternalError", False)
+                if n == 1 and e["MessageBody"] in {"a:2", "a:3", "a:4"}
+                else None
+            )
+        )
+        bodies = [f"a:{i}" for i in range(5)]
+        _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "w", 3)
+        assert stub.stored == bodies
+
+    def test_a_server_side_failure_after_later_rows_were_stored_is_reported(self) -> None:
+        """``a:2`` fails server-side while ``a:4``... of its call were stored: a
+        retry would store it after them, so it is not retried, and the error
+        says the group's order is broken (strictGroupOrder rules this out)."""
+        stub = StubSqs(fail_once("a:2"))
+        with pytest.raises(SqsWriteError) as caught:
+            _write_partition(target(stub, fifo=True), iter(rows(INTERLEAVED, groups=True)), "w", 3)
+        text = str(caught.value)
+        assert "The order of a group is broken: rows 4, 6, 8 of group 'a' were stored" in text
+        assert "strictGroupOrder=true" in text
+        assert stub.tries["a:2"] == 1
 
 
 class TestWholeRequestErrors:
