@@ -96,6 +96,13 @@ class _RequestTooLarge(Exception):
     pass
 
 
+class _Abandoned(Exception):
+    """The request's body never arrived whole: the client went away (or was cut
+    off at its read deadline) first. Nothing runs and nothing is answered: a
+    truncated form is still a well-formed form, and running it would store a
+    truncated message."""
+
+
 def _is_loopback(host: str) -> bool:
     """Whether every address ``host`` names is a loopback address."""
     try:
@@ -172,6 +179,8 @@ class Endpoint:
                 )
             body = await self._body(receive, headers)
             answer = await self._answer(scope, headers, body, json_protocol, request_id)
+        except _Abandoned:
+            return
         except _RequestTooLarge:
             err: SQSError = _errors.RequestTooLarge(
                 f"The request body is larger than {self.max_request_bytes} bytes."
@@ -196,15 +205,18 @@ class Endpoint:
         await send({"type": "http.response.body", "body": payload})
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        """The whole body; raises :class:`_Abandoned` if the client disconnects
+        first or fewer bytes than its Content-Length arrived."""
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_request_bytes:
+        expected = int(declared) if declared is not None and declared.isdigit() else None
+        if expected is not None and expected > self.max_request_bytes:
             raise _RequestTooLarge
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                raise _Abandoned
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_request_bytes:
@@ -212,6 +224,8 @@ class Endpoint:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+        if expected is not None and size != expected:
+            raise _Abandoned
         return b"".join(chunks)
 
     def _error(
