@@ -27,8 +27,11 @@ answer back. No SQS rule lives here.
   signer); the verified key's account is the caller the queue policy checks.
   A non-loopback address is refused without credentials unless
   ``allow_anonymous``. Request bodies, header bytes and header counts are
-  bounded; idle keep-alive connections are closed after ``idle_timeout``
-  seconds.
+  bounded. A request's head must arrive within ``idle_timeout`` seconds of
+  the connection opening (or of the previous answer), and its body within
+  ``idle_timeout`` more, or the connection is closed and the request
+  abandoned (:mod:`sqsqueue.aws._http`); a request whose body never arrives
+  whole is never run.
 
 Cost: each request costs its operation's cost plus parsing (linear in the
 body); the server runs every operation on its event loop thread (none but a
@@ -43,6 +46,7 @@ import contextlib
 import ipaddress
 import json
 import logging
+import math
 import re
 import signal
 import socket
@@ -363,8 +367,10 @@ def load_credentials(path: str | Path) -> dict[str, str | tuple[str, str]]:
 # -- the server -------------------------------------------------------------------------
 
 
-def _uvicorn_server(endpoint: Endpoint, idle_timeout: int) -> Any:
+def _uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
     import uvicorn
+
+    from sqsqueue.aws._http import protocol_class
 
     class _Server(uvicorn.Server):
         """uvicorn's server, answering open long polls first when it stops."""
@@ -376,11 +382,13 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: int) -> Any:
     config = uvicorn.Config(
         endpoint,
         lifespan="off",
-        http="h11",  # bounds request line + header bytes (h11_max_incomplete_event_size)
+        # h11 (bounds request line + header bytes: h11_max_incomplete_event_size),
+        # with a read deadline (sqsqueue.aws._http).
+        http=protocol_class(idle_timeout),
         ws="none",
         log_config=None,  # leave the application's logging alone
         access_log=False,
-        timeout_keep_alive=idle_timeout,
+        timeout_keep_alive=max(1, math.ceil(idle_timeout)),  # the read deadline comes first
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         server_header=False,
@@ -487,7 +495,7 @@ def serve(
     port: int = 0,
     credentials: Credentials | None = None,
     allow_anonymous: bool = False,
-    idle_timeout: int = IDLE_TIMEOUT,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> EndpointHandle:
     """Serve ``broker`` over HTTP from a background thread; see :meth:`Broker.serve`.
 

@@ -4,12 +4,18 @@ that are not HTTP at all. Raw sockets, so nothing in between fixes the bytes."""
 
 from __future__ import annotations
 
+import json
+import logging
 import socket
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from sqsqueue import Broker
-from sqsqueue.server import EndpointHandle
+from sqsqueue.server import EndpointHandle, serve
 from tests.endpoint.conftest import ACCOUNT
 
 FORM = b"Content-Type: application/x-www-form-urlencoded\r\n"
@@ -95,3 +101,107 @@ class TestTruncatedRequests:
         assert read_reply(whole)[0] == 200
         whole.close()
         assert [m.body for m in queue.receive(max_messages=10)] == ["whole"]
+
+
+@pytest.fixture
+def quick(broker: Broker[Any]) -> Iterator[EndpointHandle]:
+    """An endpoint whose read deadline is half a second."""
+    with serve(broker, idle_timeout=0.5) as handle:
+        yield handle
+
+
+class TestReadDeadline:
+    """Slow or silent clients are cut off: a request's head must arrive within
+    ``idle_timeout``, its body within ``idle_timeout`` more (slowloris)."""
+
+    def test_a_silent_connection_is_closed(self, quick: EndpointHandle) -> None:
+        sock = connect(quick)
+        started = time.perf_counter()
+        assert closed_by_server(sock, within=5)
+        assert 0.3 < time.perf_counter() - started < 3
+        sock.close()
+
+    def test_a_head_trickled_byte_by_byte_is_cut_off(self, quick: EndpointHandle) -> None:
+        """The deadline counts from the start of the head, not from the last byte."""
+        sock = connect(quick)
+        started = time.perf_counter()
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        closed = False
+        for i in range(40):  # a header byte every 0.1 s: 4 s if never cut off
+            try:
+                sock.sendall(b"X-Slow-%d: 1\r\n" % i)
+            except OSError:
+                closed = True
+                break
+            if closed_by_server(sock, within=0.1):
+                closed = True
+                break
+        assert closed
+        assert time.perf_counter() - started < 3
+        sock.close()
+
+    def test_a_stalled_body_is_abandoned(self, quick: EndpointHandle, broker: Broker[Any]) -> None:
+        queue = broker.create_queue("q")
+        full = query_send(f"{quick.endpoint_url}/{ACCOUNT}/q", "all+or+nothing")
+        sock = connect(quick)
+        sock.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\n"
+            + FORM
+            + b"Content-Length: %d\r\n\r\n" % len(full)
+            + full[:-4]
+        )
+        started = time.perf_counter()
+        assert closed_by_server(sock, within=5)
+        assert time.perf_counter() - started < 3
+        sock.close()
+        assert queue.receive(max_messages=10) == []
+
+    def test_an_idle_keep_alive_connection_is_closed(self, quick: EndpointHandle) -> None:
+        sock = connect(quick)
+        sock.sendall(b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_reply(sock)[0] == 200
+        assert closed_by_server(sock, within=5)
+        sock.close()
+
+    def test_a_long_poll_outlives_the_deadline(
+        self, broker: Broker[Any], quick: EndpointHandle
+    ) -> None:
+        """The deadline covers reading a request, not serving it: a poll longer
+        than ``idle_timeout`` gets its answer, and the connection is reusable."""
+        wall: Broker[Any] = Broker(account_id=ACCOUNT)  # a poll waits on the wall clock
+        with serve(wall, idle_timeout=0.5) as handle:
+            queue = wall.create_queue("q")
+            sock = connect(handle)
+            body = json.dumps({"QueueUrl": queue.url, "WaitTimeSeconds": 2}).encode()
+            sock.sendall(
+                b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: AmazonSQS.ReceiveMessage\r\n"
+                b"Content-Type: application/x-amz-json-1.0\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body
+            )
+            pause(1.2)
+            queue.send("late")
+            status, _, reply = read_reply(sock)
+            assert status == 200
+            assert [m["Body"] for m in json.loads(reply)["Messages"]] == ["late"]
+            sock.close()
+
+    def test_shutdown_abandons_a_stalled_body_quietly(
+        self, broker: Broker[Any], caplog: Any
+    ) -> None:
+        """Closing the endpoint with a request body half read returns at once and
+        logs nothing (uvicorn used to cancel it after its grace period and log
+        the CancelledError's traceback)."""
+        handle = serve(broker)  # the default 30 s deadline
+        sock = connect(handle)
+        sock.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\n" + FORM + b"Content-Length: 100\r\n\r\nAction=Send"
+        )
+        pause(0.3)
+        with caplog.at_level(logging.DEBUG):
+            started = time.perf_counter()
+            handle.close()
+            took = time.perf_counter() - started
+        sock.close()
+        assert took < 2
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+        assert "CancelledError" not in caplog.text

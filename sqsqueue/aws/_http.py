@@ -1,0 +1,98 @@
+"""The endpoint's HTTP/1.1 connections: uvicorn's h11 protocol, with a read
+deadline.
+
+uvicorn bounds how long an idle keep-alive connection lives only once a
+response has been sent. :class:`EndpointProtocol` changes two things and
+nothing else:
+
+* **Read deadline.** A request's head must arrive whole within
+  ``read_timeout`` seconds of the connection opening (or of the previous
+  answer on a keep-alive connection), and its body within ``read_timeout``
+  more. The deadline counts from the start of each phase, not from the last
+  byte, so a client trickling a byte at a time is cut off too. A connection
+  past its deadline is closed without an answer; a request whose body was cut
+  off this way is abandoned by the application (nothing runs). The deadline
+  does not run while a complete request is being served, so a 20-second long
+  poll is never cut short.
+* **Shutdown** closes a connection whose request body is still being read,
+  so that request is abandoned at once instead of being cancelled after the
+  grace period (which uvicorn logs as a CancelledError traceback).
+
+Cost: one timer per connection, re-armed at most twice per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["EndpointProtocol", "protocol_class"]
+
+
+class EndpointProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a read deadline."""
+
+    #: Seconds a request's head, then its body, may take to arrive.
+    read_timeout: float = 30.0
+    _deadline: asyncio.TimerHandle | None = None
+    _phase: object = None  # the h11 state the deadline is armed for
+
+    # -- the read deadline ------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._track()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _track(self) -> None:
+        """Arm the deadline when a phase starts (waiting for a head, reading a
+        body), keep it while the phase lasts, drop it once the request is whole."""
+        if self.transport is None or self.transport.is_closing():
+            self._disarm()
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE or state is h11.SEND_BODY:
+            if self._phase is not state:
+                self._disarm()
+                self._phase = state
+                self._deadline = self.loop.call_later(self.read_timeout, self._expire)
+        else:
+            self._disarm()
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._phase = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self._phase = None
+        if not self.transport.is_closing():
+            self.transport.close()  # an unread body reaches the application as a disconnect
+
+    def shutdown(self) -> None:
+        if self.conn.their_state is h11.SEND_BODY:
+            self._disarm()
+            self.transport.close()
+            return
+        super().shutdown()
+
+
+def protocol_class(read_timeout: float) -> type[EndpointProtocol]:
+    """:class:`EndpointProtocol` with its read deadline set (uvicorn makes one
+    instance per connection from the class it is given)."""
+    return type("EndpointProtocol", (EndpointProtocol,), {"read_timeout": float(read_timeout)})
