@@ -31,7 +31,8 @@ answer back. No SQS rule lives here.
   the connection opening (or of the previous answer), and its body within
   ``idle_timeout`` more, or the connection is closed and the request
   abandoned (:mod:`sqsqueue.aws._http`); a request whose body never arrives
-  whole is never run.
+  whole is never run. Bytes that are not HTTP get AWS's 400
+  ``InvalidHttpRequest`` in the request's protocol.
 
 Cost: each request costs its operation's cost plus parsing (linear in the
 body); the server runs every operation on its event loop thread (none but a
@@ -383,7 +384,7 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
         endpoint,
         lifespan="off",
         # h11 (bounds request line + header bytes: h11_max_incomplete_event_size),
-        # with a read deadline (sqsqueue.aws._http).
+        # with a read deadline and AWS-shaped 400s (sqsqueue.aws._http).
         http=protocol_class(idle_timeout),
         ws="none",
         log_config=None,  # leave the application's logging alone

@@ -30,6 +30,15 @@ class InvalidRequest(TransportError, ValueError):
     code = query_code = wire_type = "InvalidRequest"
 
 
+class InvalidHttpRequest(TransportError, ValueError):
+    """Bytes that are not an HTTP/1.1 request (a bad chunk size or
+    Content-Length, a request line or header section HTTP does not allow).
+    SQS API Reference, Common Errors (API versions 2008-01-01 to 2011-10-01):
+    ``InvalidHttpRequest``, ``Invalid HTTP request. Reason: <reason>.``, 400."""
+
+    code = query_code = wire_type = "InvalidHttpRequest"
+
+
 class MalformedQueryString(TransportError, ValueError):
     """A query-protocol request whose form data cannot be read (CommonErrors:
     MalformedQueryString, documented as HTTP 404)."""

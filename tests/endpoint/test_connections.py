@@ -205,3 +205,67 @@ class TestReadDeadline:
         assert took < 2
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
         assert "CancelledError" not in caplog.text
+
+
+XMLNS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
+
+
+class TestBytesThatAreNotHTTP:
+    """What h11 refuses gets AWS's 400 InvalidHttpRequest, not uvicorn's plain
+    text: XML (the protocol cannot be known) unless a parsed head named an
+    X-Amz-Target, then JSON. The connection closes after the answer."""
+
+    @pytest.mark.parametrize(
+        "request_bytes",
+        [
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}",
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}",
+            b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 100,  # TLS ClientHello
+            b"GARBAGE\r\n\r\n",
+            b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\n\r\n",  # no Host
+            b"GET /\xff\xfe?Action=ListQueues HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /?Action=ListQueues&QueueNamePrefix=\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+        ],
+        ids=["cl-negative", "cl-abc", "tls", "request-line", "no-host", "path", "query"],
+    )
+    def test_refused_bytes_get_an_xml_error_response(
+        self, endpoint: EndpointHandle, request_bytes: bytes
+    ) -> None:
+        import xml.etree.ElementTree as ET
+
+        sock = connect(endpoint)
+        sock.sendall(request_bytes)
+        status, headers, body = read_reply(sock)
+        assert status == 400, body
+        assert headers["content-type"] == "text/xml"
+        root = ET.fromstring(body)
+        assert root.tag == f"{XMLNS}ErrorResponse"
+        assert root.findtext(f"{XMLNS}Error/{XMLNS}Type") == "Sender"
+        assert root.findtext(f"{XMLNS}Error/{XMLNS}Code") == "InvalidHttpRequest"
+        message = root.findtext(f"{XMLNS}Error/{XMLNS}Message") or ""
+        assert message.startswith("Invalid HTTP request. Reason: ")
+        assert "\\x" not in message  # the refused bytes are not echoed
+        assert closed_by_server(sock, within=5)
+        sock.close()
+
+    def test_a_bad_chunk_of_a_json_request_gets_json(
+        self, endpoint: EndpointHandle, broker: Broker[Any]
+    ) -> None:
+        queue = broker.create_queue("q")
+        body = json.dumps({"QueueUrl": queue.url, "MessageBody": "x"}).encode()
+        sock = connect(endpoint)
+        sock.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: AmazonSQS.SendMessage\r\n"
+            b"Content-Type: application/x-amz-json-1.0\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + b"%x\r\n" % len(body)
+            + body
+            + b"\r\nzz\r\n"
+        )
+        status, headers, reply = read_reply(sock)
+        assert status == 400
+        assert headers["content-type"] == "application/x-amz-json-1.0"
+        assert headers["x-amzn-query-error"] == "InvalidHttpRequest;Sender"
+        assert json.loads(reply)["__type"].endswith("#InvalidHttpRequest")
+        sock.close()
+        pause(0.2)
+        assert queue.receive() == []  # the request's body never arrived whole
