@@ -81,7 +81,10 @@ logger = logging.getLogger("sqsqueue.server")
 DEFAULT_PORT = 9324
 #: More headers than any SDK sends (botocore sends about 10) are refused.
 MAX_HEADERS = 64
-#: Bytes of request line and headers together (h11's incomplete-event bound).
+#: Bytes of header names and values together, checked by the Endpoint. h11
+#: buffers at most twice that of a head arriving in pieces (request line and
+#: syntax included), so a head somewhat over the bound still gets the
+#: Endpoint's answer in its own protocol, and a larger one InvalidHttpRequest.
 MAX_HEADER_BYTES = 16 * 1024
 #: Seconds an idle keep-alive connection is kept open.
 IDLE_TIMEOUT = 30
@@ -137,6 +140,7 @@ class Endpoint:
         credentials: Credentials | None = None,
         max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
         max_headers: int = MAX_HEADERS,
+        max_header_bytes: int = MAX_HEADER_BYTES,
     ) -> None:
         self.broker = broker
         self.credentials: dict[str, tuple[str, str]] | None = None
@@ -144,6 +148,7 @@ class Endpoint:
             self.credentials = _check_credentials(credentials, broker.account_id)
         self.max_request_bytes = max_request_bytes
         self.max_headers = max_headers
+        self.max_header_bytes = max_header_bytes
         self.default_endpoint_url = "http://127.0.0.1"
         self._polls: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -181,6 +186,13 @@ class Endpoint:
                 raise _errors.InvalidRequest(
                     f"The request has {len(raw_headers)} headers; at most "
                     f"{self.max_headers} are accepted."
+                )
+            # h11 bounds only a head that arrives in pieces; one read can carry more.
+            header_bytes = sum(len(name) + len(value) for name, value in raw_headers)
+            if header_bytes > self.max_header_bytes:
+                raise _errors.InvalidRequest(
+                    f"The request's headers are {header_bytes} bytes; at most "
+                    f"{self.max_header_bytes} are accepted."
                 )
             body = await self._body(receive, headers)
             answer = await self._answer(scope, headers, body, json_protocol, request_id)
@@ -383,7 +395,7 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
     config = uvicorn.Config(
         endpoint,
         lifespan="off",
-        # h11 (bounds request line + header bytes: h11_max_incomplete_event_size),
+        # h11 (bounds a head's bytes: h11_max_incomplete_event_size),
         # with a read deadline and AWS-shaped 400s (sqsqueue.aws._http).
         http=protocol_class(idle_timeout),
         ws="none",
@@ -391,7 +403,7 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
         access_log=False,
         timeout_keep_alive=max(1, math.ceil(idle_timeout)),  # the read deadline comes first
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        h11_max_incomplete_event_size=2 * MAX_HEADER_BYTES,
         server_header=False,
         proxy_headers=False,
     )

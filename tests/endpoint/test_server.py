@@ -76,8 +76,15 @@ class TestBadRequests:
         json_error(reply, 400, "InvalidRequest")
 
     def test_header_bytes_are_bounded(self, endpoint: EndpointHandle) -> None:
-        reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", {"X-Big": "a" * 20_000})
-        assert reply.status in (400, 431)
+        """16 KiB of headers at most, even when they arrive in one piece (h11
+        bounds only a head that arrives in pieces). The request is otherwise
+        valid, so nothing else can refuse it."""
+        headers = {**target("ListQueues"), "X-Big": "a" * 20_000}
+        reply = raw(endpoint.endpoint_url, "POST", "/", b"{}", headers)
+        json_error(reply, 400, "InvalidRequest")
+        assert b"at most 16384" in reply.body
+        headers = {**target("ListQueues"), "X-Big": "a" * 15_000}
+        assert raw(endpoint.endpoint_url, "POST", "/", b"{}", headers).status == 200
 
     def test_wrong_method(self, endpoint: EndpointHandle) -> None:
         reply = raw(endpoint.endpoint_url, "DELETE", "/?Action=ListQueues")
