@@ -314,13 +314,36 @@ class Endpoint:
             self._polls.discard(task)
 
 
+#: A ``%`` that does not start a two-digit hex escape.
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def _form(raw: bytes) -> list[tuple[str, str]]:
+    """The pairs of a query string or form body, decoded strictly: a malformed
+    ``%`` escape or bytes that are not UTF-8 (raw or escaped) raise AWS's
+    MalformedQueryString rather than reaching a queue as U+FFFD."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise _errors.MalformedQueryString("The request is not UTF-8 form data.") from None
+    bad = _BAD_ESCAPE.search(text)
+    if bad is not None:
+        raise _errors.MalformedQueryString(
+            f"The query string has a malformed escape at character {bad.start()}: "
+            "% must be followed by two hexadecimal digits."
+        )
     try:
-        return parse_qsl(text, keep_blank_values=True, strict_parsing=False, max_num_fields=10_000)
+        return parse_qsl(
+            text,
+            keep_blank_values=True,
+            strict_parsing=False,
+            max_num_fields=10_000,
+            errors="strict",
+        )
+    except UnicodeDecodeError:
+        raise _errors.MalformedQueryString(
+            "The query string has percent-escapes that are not UTF-8."
+        ) from None
     except ValueError:
         raise _errors.MalformedQueryString("The request has too many parameters.") from None
 

@@ -56,6 +56,16 @@ class MissingAction(TransportError, ValueError):
     default_message = "The request must contain the parameter Action."
 
 
+class NoSuchVersion(TransportError, ValueError):
+    """A query-protocol request naming an API version other than 2012-11-05.
+    SQS API Reference, Common Errors (API versions 2007-05-01 to 2011-10-01):
+    ``NoSuchVersion``, "An incorrect version was specified in the request.",
+    400. Whether AWS still accepts the older versions 2011-10-01 and
+    2009-02-01 is UNCONFIRMED; sqsqueue speaks only 2012-11-05's shapes."""
+
+    code = query_code = wire_type = "NoSuchVersion"
+
+
 class RequestTooLarge(TransportError, ValueError):
     """A body over the endpoint's limit, refused before it is read whole."""
 
