@@ -51,6 +51,9 @@ CONTENT_TYPE = "text/xml"
 _ENVELOPE = re.compile(r"Action|Version|AWSAccessKeyId|Signature\w*|Timestamp|Expires|X-Amz-.*")
 #: The query protocol's message for an unknown queue (section 1.4).
 _NO_QUEUE = "The specified queue does not exist for this wsdl version."
+_BATCHES = frozenset(
+    {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
+)
 _LIST_ITEMS = {
     "StringList": "StringListValue",
     "BinaryList": "BinaryListValue",
@@ -221,6 +224,10 @@ def decode(
         members = shapes()[1][op["input"]["shape"]]["members"]
         if "QueueUrl" in members and "QueueUrl" not in params and path.strip("/"):
             params["QueueUrl"] = endpoint_url + "/" + path.strip("/")
+        if action in _BATCHES and "Entries" not in params:
+            # A flattened list cannot be written empty: no entries is the empty
+            # batch, AWS's EmptyBatchRequest, not a missing parameter.
+            params["Entries"] = []
     return action, params
 
 

@@ -409,7 +409,20 @@ def test_get_requests_and_queue_url_paths(endpoint: EndpointHandle) -> None:
             "ReceiptHandleIsInvalid",
             'The input receipt handle "garbage" is not a valid receipt handle.',
         ),
-        ({"Action": "SendMessageBatch"}, f"/{ACCOUNT}/q", 400, "MissingParameter", None),
+        (
+            {"Action": "SendMessageBatch"},
+            f"/{ACCOUNT}/q",
+            400,
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "There should be at least one SendMessageBatchRequestEntry in the request.",
+        ),
+        (
+            {"Action": "DeleteMessageBatch"},
+            f"/{ACCOUNT}/q",
+            400,
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "There should be at least one DeleteMessageBatchRequestEntry in the request.",
+        ),
     ],
 )
 def test_refused_requests_get_error_responses(
