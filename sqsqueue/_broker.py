@@ -536,12 +536,24 @@ class Broker(Generic[C]):
 
     # -- message move tasks (section 11) ---------------------------------------------
 
+    def _authorize_source(self, source_arn: object, principal: str | None, action: str) -> None:
+        """A move-task action on another account's behalf needs the source
+        queue's policy to grant it; an unknown source is left to the task
+        rules (ResourceNotFoundException). Call without the lock held."""
+        if principal is None or not isinstance(source_arn, str):
+            return
+        with self._lock:
+            source = self._by_arn(source_arn)
+        if source is not None:
+            source._authorize(principal, action)
+
     def start_message_move_task(
         self,
         source_arn: str,
         *,
         destination_arn: str | None = None,
         max_number_of_messages_per_second: int | None = None,
+        principal: str | None = None,
     ) -> str:
         """StartMessageMoveTask: move a DLQ's messages back to their source
         queues (or to ``destination_arn``), optionally at most ``rate`` per second
@@ -549,8 +561,10 @@ class Broker(Generic[C]):
 
         Moved messages are new messages: new id, new enqueue time. O(log q);
         the moving itself happens lazily, O(k log n) for k messages moved
-        (``_deadletter.MoveTasks``).
+        (``_deadletter.MoveTasks``). ``principal`` (an account id) other than
+        the broker's needs the source queue's policy to allow the action.
         """
+        self._authorize_source(source_arn, principal, "StartMessageMoveTask")
         with self._lock:
             self._check_open()
             now = self._now_us()
@@ -560,18 +574,20 @@ class Broker(Generic[C]):
             )
 
     def list_message_move_tasks(
-        self, source_arn: str, *, max_results: int | None = None
+        self, source_arn: str, *, max_results: int | None = None, principal: str | None = None
     ) -> list[dict[str, object]]:
         """ListMessageMoveTasks: the most recent tasks first, 1..10 (default 1)."""
+        self._authorize_source(source_arn, principal, "ListMessageMoveTasks")
         with self._lock:
             self._check_open()
             self._drive(self._now_us())
             return self._moves.list(source_arn, max_results)
 
-    def cancel_message_move_task(self, task_handle: str) -> int:
+    def cancel_message_move_task(self, task_handle: str, *, principal: str | None = None) -> int:
         """CancelMessageMoveTask: stop a running task; moved messages stay moved.
         Returns the number of messages moved."""
         task_id, source_arn = parse_task_handle(task_handle)
+        self._authorize_source(source_arn, principal, "CancelMessageMoveTask")
         with self._lock:
             self._check_open()
             self._drive(self._now_us())

@@ -178,6 +178,50 @@ class TestSignatureV4:
         )
         stranger.send_message(QueueUrl=url, MessageBody="x")
 
+    def test_another_account_cannot_act_on_the_brokers_account(
+        self, signed: EndpointHandle, broker: Broker[Any]
+    ) -> None:
+        """CreateQueue and ListQueues act in the caller's own account (which
+        this broker is not): a key of another account cannot create queues in
+        the broker's account, and lists none of its queues. Move tasks need
+        the source queue's policy, as every queue action does."""
+        owner = client(signed, "AKID", "secret")
+        stranger = client(signed, "OTHER", "other-secret")
+        dlq_url = owner.create_queue(QueueName="dlq")["QueueUrl"]
+        dlq_arn = f"arn:aws:sqs:us-east-1:{ACCOUNT}:dlq"
+        redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1})
+        owner.create_queue(QueueName="src", Attributes={"RedrivePolicy": redrive})
+        assert len(owner.list_queues()["QueueUrls"]) == 2
+        assert "QueueUrls" not in stranger.list_queues()
+        assert "QueueUrls" not in stranger.list_queues(QueueNamePrefix="d")
+        refused = [
+            lambda: stranger.create_queue(QueueName="planted"),
+            lambda: stranger.start_message_move_task(SourceArn=dlq_arn),
+            lambda: stranger.list_message_move_tasks(SourceArn=dlq_arn),
+        ]
+        for call in refused:
+            with pytest.raises(ClientError) as info:
+                call()
+            assert info.value.response["Error"]["Code"] == "AccessDenied"
+        assert "planted" not in broker
+        handle = owner.start_message_move_task(SourceArn=dlq_arn)["TaskHandle"]
+        with pytest.raises(ClientError) as info:
+            stranger.cancel_message_move_task(TaskHandle=handle)
+        assert info.value.response["Error"]["Code"] == "AccessDenied"
+        # The owner's policy can grant a move-task action, as any queue action.
+        policy = {
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"AWS": "210987654321"},
+                    "Action": "sqs:ListMessageMoveTasks",
+                    "Resource": dlq_arn,
+                }
+            ]
+        }
+        owner.set_queue_attributes(QueueUrl=dlq_url, Attributes={"Policy": json.dumps(policy)})
+        assert stranger.list_message_move_tasks(SourceArn=dlq_arn)["Results"]
+
 
 class TestBinding:
     def test_non_loopback_without_credentials_is_refused(self, broker: Broker[Any]) -> None:
