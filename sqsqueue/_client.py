@@ -27,7 +27,7 @@ from sqsqueue._message import (
 from sqsqueue._policy import access_denied, caller_account
 from sqsqueue._ports import SQSClient
 from sqsqueue._standard import Queue
-from sqsqueue._validate import show
+from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
 if TYPE_CHECKING:
@@ -99,9 +99,9 @@ class _Params:
                 f"Value {value} for parameter {name} is invalid. Reason: must be an integer."
             )
         if not isinstance(value, kind):
-            wanted = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
             raise InvalidParameterValue(
-                f"Value {show(value)} for parameter {name} is invalid. Reason: must be {wanted}."
+                f"Value {show(value)} for parameter {name} is invalid. "
+                f"Reason: must be {kind_name(kind)}."
             )
         return value
 
@@ -482,7 +482,7 @@ class Client(SQSClient):
 def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
     for key, item in mapping.items():
         if not isinstance(item, kind):
-            wanted = "a structure" if kind is Mapping else kind.__name__
+            wanted = "a structure" if kind is Mapping else kind_name(kind)
             raise InvalidParameterValue(
                 f"Value {show(item)} for parameter {name}.{show(key)} is invalid. "
                 f"Reason: must be {wanted}."
