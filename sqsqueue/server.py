@@ -385,18 +385,36 @@ def _check_credentials(credentials: Credentials, account_id: str) -> dict[str, t
 
 def load_credentials(path: str | Path) -> dict[str, str | tuple[str, str]]:
     """Read a credentials file: a JSON object mapping access key ids to secrets
-    or to ``{"secret": ..., "account_id": ...}`` objects."""
+    or to ``{"secret": ..., "account_id": ...}`` objects. A key without an
+    ``account_id`` acts as the broker's own account, as a bare secret does."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of access key id -> secret")
     out: dict[str, str | tuple[str, str]] = {}
     for key, value in data.items():
-        if isinstance(value, dict):
-            out[key] = (str(value.get("secret", "")), str(value.get("account_id", "")))
-        elif isinstance(value, str):
+        if isinstance(value, str):
             out[key] = value
-        else:
+            continue
+        if not isinstance(value, dict):
             raise ValueError(f"{path}: {key!r} must map to a secret or an object")
+        unknown = sorted(set(value) - {"secret", "account_id"})
+        if unknown:
+            raise ValueError(
+                f"{path}: {key!r} has unknown fields {unknown}; expected secret and account_id"
+            )
+        secret = value.get("secret")
+        if not isinstance(secret, str) or not secret:
+            raise ValueError(f'{path}: {key!r} needs a non-empty "secret" string')
+        account = value.get("account_id")
+        if account is None:
+            out[key] = secret  # the broker's own account
+        elif isinstance(account, str):
+            out[key] = (secret, account)
+        else:
+            raise ValueError(
+                f"{path}: {key!r} has account_id {account!r}; an AWS account id is a "
+                "string of 12 digits"
+            )
     return out
 
 
@@ -536,9 +554,11 @@ def serve(
     """Serve ``broker`` over HTTP from a background thread; see :meth:`Broker.serve`.
 
     Raises ``PermissionError`` for a non-loopback ``host`` without
-    ``credentials`` (unless ``allow_anonymous``) and ``OSError`` when the
-    address cannot be bound.
+    ``credentials`` (unless ``allow_anonymous``), ``ValueError`` for a port
+    outside 0..65535 or an ``idle_timeout`` not above 0, and ``OSError`` when
+    the address cannot be bound.
     """
+    _check_serve_options(port, idle_timeout)
     _refuse_open(host, credentials, allow_anonymous)
     endpoint = Endpoint(broker, credentials=credentials)
     sock = _bind(host, port)
@@ -548,6 +568,39 @@ def serve(
 # -- the command line --------------------------------------------------------------------
 
 
+def _port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: use 0 (any) to 65535")
+    return port
+
+
+def _seconds(text: str) -> float:
+    """``--idle-timeout``: a number of seconds greater than 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"{text} seconds: the timeout must be greater than 0")
+    return seconds
+
+
+def _check_serve_options(port: object, idle_timeout: object) -> None:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0 (any free port) to 65535, not {port!r}")
+    if (
+        isinstance(idle_timeout, bool)
+        or not isinstance(idle_timeout, int | float)
+        or not (idle_timeout > 0 and math.isfinite(idle_timeout))
+    ):
+        raise ValueError(f"idle_timeout must be a number of seconds > 0, not {idle_timeout!r}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sqsqueue", description="sqsqueue: Amazon SQS semantics, in process."
@@ -555,7 +608,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve_cmd = commands.add_parser("serve", help="serve an SQS endpoint over HTTP")
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    serve_cmd.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (9324; 0: any)")
+    serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
     serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
     serve_cmd.add_argument(
         "--account-id", default="000000000000", help="the broker's account id (12 digits)"
@@ -571,7 +624,11 @@ def _parser() -> argparse.ArgumentParser:
         help="serve a non-loopback address without credentials",
     )
     serve_cmd.add_argument(
-        "--idle-timeout", type=int, default=IDLE_TIMEOUT, help="seconds an idle connection lives"
+        "--idle-timeout",
+        type=_seconds,
+        default=IDLE_TIMEOUT,
+        help="seconds a connection may take to send a request's head, then its body, "
+        "or stay idle (30)",
     )
     serve_cmd.add_argument(
         "--data-dir",

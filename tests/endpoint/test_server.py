@@ -344,6 +344,87 @@ def test_cli_serves_and_stops_on_sigterm_with_polls_open(tmp_path: Path) -> None
             proc.wait()
 
 
+class TestOptions:
+    """Bad options are refused with a message that says why, not a traceback."""
+
+    @pytest.mark.parametrize(
+        ("argv", "says"),
+        [
+            (["--port", "99999"], "99999 is not a port"),
+            (["--port", "-1"], "-1 is not a port"),
+            (["--port", "http"], "'http' is not a port number"),
+            (["--idle-timeout", "-5"], "must be greater than 0"),
+            (["--idle-timeout", "0"], "must be greater than 0"),
+            (["--idle-timeout", "nan"], "must be greater than 0"),
+        ],
+    )
+    def test_cli_options_out_of_range(self, argv: list[str], says: str, capsys: Any) -> None:
+        from sqsqueue.server import main
+
+        with pytest.raises(SystemExit) as exit_:
+            main(["serve", *argv])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err
+
+    @pytest.mark.parametrize(
+        ("options", "says"),
+        [
+            ({"port": 99999}, "port must be"),
+            ({"port": -1}, "port must be"),
+            ({"idle_timeout": 0}, "idle_timeout must be"),
+            ({"idle_timeout": -5}, "idle_timeout must be"),
+        ],
+    )
+    def test_serve_options_out_of_range(
+        self, broker: Broker[Any], options: dict[str, Any], says: str
+    ) -> None:
+        with pytest.raises(ValueError, match=says):
+            serve(broker, **options)
+
+    def test_credentials_file_without_account_id_is_the_brokers_account(
+        self, broker: Broker[Any], tmp_path: Path
+    ) -> None:
+        from sqsqueue.server import Endpoint, load_credentials
+
+        path = tmp_path / "credentials.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "AK": {"secret": "s"},
+                    "AKOTHER": {"secret": "s2", "account_id": "210987654321"},
+                    "AKPLAIN": "s3",
+                }
+            )
+        )
+        endpoint = Endpoint(broker, credentials=load_credentials(path))
+        assert endpoint.credentials == {
+            "AK": ("s", ACCOUNT),
+            "AKOTHER": ("s2", "210987654321"),
+            "AKPLAIN": ("s3", ACCOUNT),
+        }
+
+    @pytest.mark.parametrize(
+        ("entry", "says"),
+        [
+            ({"account_id": ACCOUNT}, 'needs a non-empty "secret"'),
+            ({"secret": ""}, 'needs a non-empty "secret"'),
+            ({"secret": "s", "account_id": 123456789012}, "string of 12 digits"),
+            ({"secret": "s", "acount_id": ACCOUNT}, "unknown fields ['acount_id']"),
+        ],
+    )
+    def test_credentials_file_mistakes_are_named(
+        self, tmp_path: Path, entry: dict[str, Any], says: str
+    ) -> None:
+        from sqsqueue.server import load_credentials
+
+        path = tmp_path / "credentials.json"
+        path.write_text(json.dumps({"AK": entry}))
+        with pytest.raises(ValueError) as info:
+            load_credentials(path)
+        assert says in str(info.value) and "'AK'" in str(info.value)
+
+
 def test_cli_refuses_open_address_without_credentials() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "sqsqueue", "serve", "--host", "0.0.0.0", "--port", "0"],
