@@ -58,6 +58,25 @@ US = L.US
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
+#: The host of an AWS queue URL and the region it names: sqs.<region>.amazonaws.com
+#: (also sqs-fips., .amazonaws.com.cn), the legacy <region>.queue.amazonaws.com,
+#: and sqs.amazonaws.com / queue.amazonaws.com for us-east-1.
+_AWS_HOST = re.compile(
+    r"https?://(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue|(sqs|queue))"
+    r"\.amazonaws\.com(?:\.cn)?(?::[0-9]+)?/",
+    re.IGNORECASE,
+)
+
+
+def _url_region(url: str) -> str | None:
+    """The region an AWS queue URL's host names; None for any other host (an
+    endpoint's own URLs, a VPC endpoint). O(1)."""
+    match = _AWS_HOST.match(url)
+    if match is None:
+        return None
+    if match.group(3):
+        return "us-east-1"
+    return (match.group(1) or match.group(2)).lower()
 
 
 @attrs.frozen
@@ -305,6 +324,11 @@ class Broker(Generic[C]):
         if "/" in ref:
             parts = ref.rstrip("/").split("/")
             if len(parts) < 2 or parts[-2] != self.account_id:
+                raise QueueDoesNotExist()
+            # AWS routes a request by the endpoint it reaches: a queue URL of
+            # another region names no queue here, as an ARN of one does not.
+            region = _url_region(ref)
+            if region is not None and region != self.region:
                 raise QueueDoesNotExist()
             return parts[-1]
         return ref  # a bare name (accepted by AWS, section 2.1; UNCONFIRMED)
