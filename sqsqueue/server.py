@@ -276,7 +276,9 @@ class Endpoint:
             query = scope.get("query_string", b"").decode("latin-1")
             path = scope.get("raw_path") or scope.get("path", "/").encode()
             url = f"{endpoint_url}{path.decode('latin-1')}" + (f"?{query}" if query else "")
-            principal = _sigv4.verify(self.credentials, method, url, scope["headers"], body)
+            principal = _sigv4.verify(
+                self.credentials, method, url, scope["headers"], body, self.broker.region
+            )
         client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
         if json_protocol:
             if method != "POST":

@@ -160,6 +160,28 @@ class TestSignatureV4:
             assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
         assert broker.get_queue("q").receive() == []
 
+    def test_a_signature_for_another_region_is_refused(
+        self, signed: EndpointHandle, broker: Broker[Any]
+    ) -> None:
+        """The credential scope's region must be the endpoint's (the broker's):
+        AWS answers SignatureDoesNotMatch, 403, and nothing changes."""
+        elsewhere = boto3.client(
+            "sqs",
+            endpoint_url=signed.endpoint_url,
+            region_name="eu-west-1",
+            aws_access_key_id="AKID",
+            aws_secret_access_key="secret",
+        )
+        with pytest.raises(ClientError) as info:
+            elsewhere.create_queue(QueueName="q")
+        error = info.value.response["Error"]
+        assert error["Code"] == "SignatureDoesNotMatch"
+        assert error["Message"] == (
+            "Credential should be scoped to a valid region, not 'eu-west-1'. "
+        )
+        assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+        assert "q" not in broker
+
     def test_unsigned_request_is_refused(self, signed: EndpointHandle) -> None:
         reply = raw(signed.endpoint_url, "GET", "/?Action=ListQueues")
         assert reply.status == 403
