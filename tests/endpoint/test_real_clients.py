@@ -98,11 +98,15 @@ def test_javascript_sdk_v3(endpoint: EndpointHandle, broker: Broker[Any]) -> Non
     assert queue.get_attributes(["All"])["ApproximateNumberOfMessagesNotVisible"] == "0"
 
 
-def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
-    """aiobotocore with endpoint_url: a long poll answered by a later send."""
+def test_aiobotocore_over_http() -> None:
+    """aiobotocore with endpoint_url: a long poll answered by a later send. On
+    the wall clock: a frozen ManualClock gives an unanswered poll up after
+    0.25 s of wall time, before the send (issue 12's frozen-clock rule)."""
     from aiobotocore.session import get_session
 
-    async def run() -> list[str]:
+    wall: Broker[Any] = Broker(account_id=ACCOUNT)
+
+    async def run(endpoint: EndpointHandle) -> list[str]:
         session = get_session()
         async with session.create_client(
             "sqs",
@@ -118,7 +122,8 @@ def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) ->
             response = await poll
             return [m["Body"] for m in response["Messages"]]
 
-    assert asyncio.run(run()) == ["async"]
+    with wall.serve() as endpoint:
+        assert asyncio.run(run(endpoint)) == ["async"]
 
 
 def test_aioboto3_in_process_and_over_http(endpoint: EndpointHandle) -> None:
