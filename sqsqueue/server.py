@@ -86,7 +86,8 @@ MAX_HEADERS = 64
 #: syntax included), so a head somewhat over the bound still gets the
 #: Endpoint's answer in its own protocol, and a larger one InvalidHttpRequest.
 MAX_HEADER_BYTES = 16 * 1024
-#: Seconds an idle keep-alive connection is kept open.
+#: Seconds a connection may take to send a request's head (or stay idle between
+#: requests), then as long again for its body (sqsqueue.aws._http).
 IDLE_TIMEOUT = 30
 #: Seconds open requests are given to finish when the server stops.
 SHUTDOWN_GRACE = 3
