@@ -40,11 +40,52 @@ def ensure_venv(extras: str) -> Path:
 #: the AWS CLI pins its own botocore, so it gets a venv of its own.
 AWSCLI = "awscli>=1.32"
 NPM_PACKAGES = ["@aws-sdk/client-sqs@^3"]
+#: aioboto3 pins an aiobotocore of its own (15.5: aiobotocore 2.25, botocore
+#: 1.40), older than the dev venv's newest aiobotocore 3.x: a venv of its own
+#: too, so both aiobotocore lines are tested (tests/endpoint/test_real_clients.py).
+AIOBOTO3 = "aioboto3>=15.5,<16"
+
+
+def _project_dependencies() -> list[str]:
+    """sqsqueue's own runtime dependencies, as pyproject.toml names them."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
+
+
+def ensure_aioboto3() -> Path:
+    """Install aioboto3 and sqsqueue's dependencies into ``.venv/aioboto3``
+    (sqsqueue itself comes from the checkout, on PYTHONPATH); return its python."""
+    target = VENV / "aioboto3"
+    python = target / "bin" / "python"
+    wanted = " ".join([AIOBOTO3, *_project_dependencies()])
+    stamp = target / ".sqsqueue-installed"
+    if not python.exists() or not stamp.exists() or stamp.read_text() != wanted:
+        print(f"[bootstrap] installing {wanted} into {target}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(target)
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "-q",
+                AIOBOTO3,
+                *_project_dependencies(),
+            ],
+            check=True,
+        )
+        stamp.write_text(wanted)
+    return python
 
 
 def ensure_clients() -> None:
-    """Install the AWS CLI into ``.venv/awscli`` and the JS SDK into
-    ``.venv/node`` once; a failure stops the run (the tests would fail anyway)."""
+    """Install the AWS CLI into ``.venv/awscli``, aioboto3 into
+    ``.venv/aioboto3`` and the JS SDK into ``.venv/node`` once; a failure stops
+    the run (the tests would fail anyway)."""
+    ensure_aioboto3()
     aws = VENV / "awscli" / "bin" / "aws"
     if not aws.exists():
         print(f"[bootstrap] installing {AWSCLI} into {VENV / 'awscli'}", flush=True)
@@ -79,4 +120,7 @@ def run(cmd: list[str]) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "dev"))
+    if sys.argv[1:] == ["aioboto3"]:
+        print(ensure_aioboto3())
+    else:
+        print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "dev"))

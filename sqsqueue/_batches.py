@@ -24,7 +24,7 @@ from sqsqueue._message import (
     SendEntry,
     SendResult,
 )
-from sqsqueue._validate import show
+from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import (
     BatchEntryIdsNotDistinct,
     EmptyBatchRequest,
@@ -91,7 +91,7 @@ def _aws_entry(raw: Mapping[str, Any], allowed: tuple[str, ...]) -> Mapping[str,
         if value is not None and (
             not isinstance(value, kind) or (kind is int and isinstance(value, bool))
         ):
-            wanted = "a structure" if kind is Mapping else kind.__name__
+            wanted = "a structure" if kind is Mapping else kind_name(kind)
             _fail(f"Value {show(value)} for parameter {key} is invalid. Reason: must be {wanted}.")
         if isinstance(value, Mapping):
             for name, item in value.items():

@@ -58,6 +58,25 @@ US = L.US
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
+#: The host of an AWS queue URL and the region it names: sqs.<region>.amazonaws.com
+#: (also sqs-fips., .amazonaws.com.cn), the legacy <region>.queue.amazonaws.com,
+#: and sqs.amazonaws.com / queue.amazonaws.com for us-east-1.
+_AWS_HOST = re.compile(
+    r"https?://(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue|(sqs|queue))"
+    r"\.amazonaws\.com(?:\.cn)?(?::[0-9]+)?/",
+    re.IGNORECASE,
+)
+
+
+def _url_region(url: str) -> str | None:
+    """The region an AWS queue URL's host names; None for any other host (an
+    endpoint's own URLs, a VPC endpoint). O(1)."""
+    match = _AWS_HOST.match(url)
+    if match is None:
+        return None
+    if match.group(3):
+        return "us-east-1"
+    return (match.group(1) or match.group(2)).lower()
 
 
 @attrs.frozen
@@ -306,6 +325,11 @@ class Broker(Generic[C]):
             parts = ref.rstrip("/").split("/")
             if len(parts) < 2 or parts[-2] != self.account_id:
                 raise QueueDoesNotExist()
+            # AWS routes a request by the endpoint it reaches: a queue URL of
+            # another region names no queue here, as an ARN of one does not.
+            region = _url_region(ref)
+            if region is not None and region != self.region:
+                raise QueueDoesNotExist()
             return parts[-1]
         return ref  # a bare name (accepted by AWS, section 2.1; UNCONFIRMED)
 
@@ -540,12 +564,24 @@ class Broker(Generic[C]):
 
     # -- message move tasks (section 11) ---------------------------------------------
 
+    def _authorize_source(self, source_arn: object, principal: str | None, action: str) -> None:
+        """A move-task action on another account's behalf needs the source
+        queue's policy to grant it; an unknown source is left to the task
+        rules (ResourceNotFoundException). Call without the lock held."""
+        if principal is None or not isinstance(source_arn, str):
+            return
+        with self._lock:
+            source = self._by_arn(source_arn)
+        if source is not None:
+            source._authorize(principal, action)
+
     def start_message_move_task(
         self,
         source_arn: str,
         *,
         destination_arn: str | None = None,
         max_number_of_messages_per_second: int | None = None,
+        principal: str | None = None,
     ) -> str:
         """StartMessageMoveTask: move a DLQ's messages back to their source
         queues (or to ``destination_arn``), optionally at most ``rate`` per second
@@ -553,8 +589,10 @@ class Broker(Generic[C]):
 
         Moved messages are new messages: new id, new enqueue time. O(log q);
         the moving itself happens lazily, O(k log n) for k messages moved
-        (``_deadletter.MoveTasks``).
+        (``_deadletter.MoveTasks``). ``principal`` (an account id) other than
+        the broker's needs the source queue's policy to allow the action.
         """
+        self._authorize_source(source_arn, principal, "StartMessageMoveTask")
         with self._lock:
             self._check_open()
             now = self._now_us()
@@ -564,18 +602,20 @@ class Broker(Generic[C]):
             )
 
     def list_message_move_tasks(
-        self, source_arn: str, *, max_results: int | None = None
+        self, source_arn: str, *, max_results: int | None = None, principal: str | None = None
     ) -> list[dict[str, object]]:
         """ListMessageMoveTasks: the most recent tasks first, 1..10 (default 1)."""
+        self._authorize_source(source_arn, principal, "ListMessageMoveTasks")
         with self._lock:
             self._check_open()
             self._drive(self._now_us())
             return self._moves.list(source_arn, max_results)
 
-    def cancel_message_move_task(self, task_handle: str) -> int:
+    def cancel_message_move_task(self, task_handle: str, *, principal: str | None = None) -> int:
         """CancelMessageMoveTask: stop a running task; moved messages stay moved.
         Returns the number of messages moved."""
         task_id, source_arn = parse_task_handle(task_handle)
+        self._authorize_source(source_arn, principal, "CancelMessageMoveTask")
         with self._lock:
             self._check_open()
             self._drive(self._now_us())

@@ -24,9 +24,10 @@ from sqsqueue._message import (
     Message,
     SendResult,
 )
+from sqsqueue._policy import access_denied, caller_account
 from sqsqueue._ports import SQSClient
 from sqsqueue._standard import Queue
-from sqsqueue._validate import show
+from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
 if TYPE_CHECKING:
@@ -98,9 +99,9 @@ class _Params:
                 f"Value {value} for parameter {name} is invalid. Reason: must be an integer."
             )
         if not isinstance(value, kind):
-            wanted = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
             raise InvalidParameterValue(
-                f"Value {show(value)} for parameter {name} is invalid. Reason: must be {wanted}."
+                f"Value {show(value)} for parameter {name} is invalid. "
+                f"Reason: must be {kind_name(kind)}."
             )
         return value
 
@@ -217,6 +218,15 @@ class Client(SQSClient):
                 return await self.receive_message_async(**dict(params or {}))
         return self.call(operation, params)
 
+    def _of_another_account(self) -> bool:
+        """Whether the caller is a principal of an account other than the
+        broker's. Account-level actions (CreateQueue, ListQueues) act in the
+        caller's own account, which this broker is not; cross-account
+        permissions do not apply to them (``_policy.OWNER_ONLY``). O(1)."""
+        return self.principal is not None and caller_account(self.principal) != (
+            self.broker.account_id
+        )
+
     def _queue(self, p: _Params) -> Queue | FifoQueue:
         return self.broker.get_queue(p.get("QueueUrl", str, required=True))
 
@@ -225,6 +235,11 @@ class Client(SQSClient):
     def create_queue(self, **params: Any) -> dict[str, Any]:
         p = _Params("CreateQueue", params, ("QueueName", "Attributes", "tags"))
         name = p.get("QueueName", str, required=True)
+        if self._of_another_account():
+            broker = self.broker
+            raise access_denied(
+                self._url(f"https://sqs.{broker.region}.amazonaws.com/{broker.account_id}/{name}")
+            )
         attributes = p.string_map("Attributes") or {}
         tags = p.string_map("tags")
         queue = self.broker.create_queue(name, attributes=attributes, tags=tags)
@@ -252,6 +267,8 @@ class Client(SQSClient):
             next_token=p.get("NextToken", str),
         )
         out: dict[str, Any] = {}
+        if self._of_another_account():
+            return out  # the caller's own account has no queues here
         if page.queue_urls:
             out["QueueUrls"] = [self._url(u) for u in page.queue_urls]
         if page.next_token:
@@ -441,18 +458,23 @@ class Client(SQSClient):
             p.get("SourceArn", str, required=True),
             destination_arn=p.get("DestinationArn", str),
             max_number_of_messages_per_second=p.get("MaxNumberOfMessagesPerSecond", int),
+            principal=self.principal,
         )
         return {"TaskHandle": handle}
 
     def cancel_message_move_task(self, **params: Any) -> dict[str, Any]:
         p = _Params("CancelMessageMoveTask", params, ("TaskHandle",))
-        moved = self.broker.cancel_message_move_task(p.get("TaskHandle", str, required=True))
+        moved = self.broker.cancel_message_move_task(
+            p.get("TaskHandle", str, required=True), principal=self.principal
+        )
         return {"ApproximateNumberOfMessagesMoved": moved}
 
     def list_message_move_tasks(self, **params: Any) -> dict[str, Any]:
         p = _Params("ListMessageMoveTasks", params, ("SourceArn", "MaxResults"))
         results = self.broker.list_message_move_tasks(
-            p.get("SourceArn", str, required=True), max_results=p.get("MaxResults", int)
+            p.get("SourceArn", str, required=True),
+            max_results=p.get("MaxResults", int),
+            principal=self.principal,
         )
         return {"Results": results}
 
@@ -460,7 +482,7 @@ class Client(SQSClient):
 def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
     for key, item in mapping.items():
         if not isinstance(item, kind):
-            wanted = "a structure" if kind is Mapping else kind.__name__
+            wanted = "a structure" if kind is Mapping else kind_name(kind)
             raise InvalidParameterValue(
                 f"Value {show(item)} for parameter {name}.{show(key)} is invalid. "
                 f"Reason: must be {wanted}."

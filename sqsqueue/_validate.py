@@ -60,6 +60,28 @@ def show(value: object) -> str:
         return f"<{type(value).__name__}>"
 
 
+#: How an error message names the type a parameter must have: the API's words
+#: (string, integer, list, map), never Python's class names.
+_KIND_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    bool: "a boolean",
+    bytes: "binary data",
+    list: "a list",
+    tuple: "a list",
+    Mapping: "a map",
+    dict: "a map",
+}
+
+
+def kind_name(kind: type | tuple[type, ...]) -> str:
+    """``kind`` (a type or a tuple of types) as an error message words it:
+    ``str`` is "a string", ``(list, tuple)`` "a list", ``Mapping`` "a map"."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = dict.fromkeys(_KIND_NAMES.get(k, f"a {k.__name__}") for k in kinds)
+    return " or ".join(names)
+
+
 def echo(value: object) -> str:
     """A caller's value as AWS echoes it in a message: a string as it is, anything
     else as :func:`show` abbreviates it."""

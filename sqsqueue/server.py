@@ -27,8 +27,12 @@ answer back. No SQS rule lives here.
   signer); the verified key's account is the caller the queue policy checks.
   A non-loopback address is refused without credentials unless
   ``allow_anonymous``. Request bodies, header bytes and header counts are
-  bounded; idle keep-alive connections are closed after ``idle_timeout``
-  seconds.
+  bounded. A request's head must arrive within ``idle_timeout`` seconds of
+  the connection opening (or of the previous answer), and its body within
+  ``idle_timeout`` more, or the connection is closed and the request
+  abandoned (:mod:`sqsqueue.aws._http`); a request whose body never arrives
+  whole is never run. Bytes that are not HTTP get AWS's 400
+  ``InvalidHttpRequest`` in the request's protocol.
 
 Cost: each request costs its operation's cost plus parsing (linear in the
 body); the server runs every operation on its event loop thread (none but a
@@ -43,6 +47,7 @@ import contextlib
 import ipaddress
 import json
 import logging
+import math
 import re
 import signal
 import socket
@@ -76,9 +81,13 @@ logger = logging.getLogger("sqsqueue.server")
 DEFAULT_PORT = 9324
 #: More headers than any SDK sends (botocore sends about 10) are refused.
 MAX_HEADERS = 64
-#: Bytes of request line and headers together (h11's incomplete-event bound).
+#: Bytes of header names and values together, checked by the Endpoint. h11
+#: buffers at most twice that of a head arriving in pieces (request line and
+#: syntax included), so a head somewhat over the bound still gets the
+#: Endpoint's answer in its own protocol, and a larger one InvalidHttpRequest.
 MAX_HEADER_BYTES = 16 * 1024
-#: Seconds an idle keep-alive connection is kept open.
+#: Seconds a connection may take to send a request's head (or stay idle between
+#: requests), then as long again for its body (sqsqueue.aws._http).
 IDLE_TIMEOUT = 30
 #: Seconds open requests are given to finish when the server stops.
 SHUTDOWN_GRACE = 3
@@ -94,6 +103,13 @@ _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](
 
 class _RequestTooLarge(Exception):
     pass
+
+
+class _Abandoned(Exception):
+    """The request's body never arrived whole: the client went away (or was cut
+    off at its read deadline) first. Nothing runs and nothing is answered: a
+    truncated form is still a well-formed form, and running it would store a
+    truncated message."""
 
 
 def _is_loopback(host: str) -> bool:
@@ -125,6 +141,7 @@ class Endpoint:
         credentials: Credentials | None = None,
         max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
         max_headers: int = MAX_HEADERS,
+        max_header_bytes: int = MAX_HEADER_BYTES,
     ) -> None:
         self.broker = broker
         self.credentials: dict[str, tuple[str, str]] | None = None
@@ -132,6 +149,7 @@ class Endpoint:
             self.credentials = _check_credentials(credentials, broker.account_id)
         self.max_request_bytes = max_request_bytes
         self.max_headers = max_headers
+        self.max_header_bytes = max_header_bytes
         self.default_endpoint_url = "http://127.0.0.1"
         self._polls: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -170,8 +188,17 @@ class Endpoint:
                     f"The request has {len(raw_headers)} headers; at most "
                     f"{self.max_headers} are accepted."
                 )
+            # h11 bounds only a head that arrives in pieces; one read can carry more.
+            header_bytes = sum(len(name) + len(value) for name, value in raw_headers)
+            if header_bytes > self.max_header_bytes:
+                raise _errors.InvalidRequest(
+                    f"The request's headers are {header_bytes} bytes; at most "
+                    f"{self.max_header_bytes} are accepted."
+                )
             body = await self._body(receive, headers)
             answer = await self._answer(scope, headers, body, json_protocol, request_id)
+        except _Abandoned:
+            return
         except _RequestTooLarge:
             err: SQSError = _errors.RequestTooLarge(
                 f"The request body is larger than {self.max_request_bytes} bytes."
@@ -196,15 +223,18 @@ class Endpoint:
         await send({"type": "http.response.body", "body": payload})
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        """The whole body; raises :class:`_Abandoned` if the client disconnects
+        first or fewer bytes than its Content-Length arrived."""
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_request_bytes:
+        expected = int(declared) if declared is not None and declared.isdigit() else None
+        if expected is not None and expected > self.max_request_bytes:
             raise _RequestTooLarge
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                break
+                raise _Abandoned
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_request_bytes:
@@ -212,6 +242,8 @@ class Endpoint:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+        if expected is not None and size != expected:
+            raise _Abandoned
         return b"".join(chunks)
 
     def _error(
@@ -245,7 +277,9 @@ class Endpoint:
             query = scope.get("query_string", b"").decode("latin-1")
             path = scope.get("raw_path") or scope.get("path", "/").encode()
             url = f"{endpoint_url}{path.decode('latin-1')}" + (f"?{query}" if query else "")
-            principal = _sigv4.verify(self.credentials, method, url, scope["headers"], body)
+            principal = _sigv4.verify(
+                self.credentials, method, url, scope["headers"], body, self.broker.region
+            )
         client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
         if json_protocol:
             if method != "POST":
@@ -283,13 +317,36 @@ class Endpoint:
             self._polls.discard(task)
 
 
+#: A ``%`` that does not start a two-digit hex escape.
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def _form(raw: bytes) -> list[tuple[str, str]]:
+    """The pairs of a query string or form body, decoded strictly: a malformed
+    ``%`` escape or bytes that are not UTF-8 (raw or escaped) raise AWS's
+    MalformedQueryString rather than reaching a queue as U+FFFD."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise _errors.MalformedQueryString("The request is not UTF-8 form data.") from None
+    bad = _BAD_ESCAPE.search(text)
+    if bad is not None:
+        raise _errors.MalformedQueryString(
+            f"The query string has a malformed escape at character {bad.start()}: "
+            "% must be followed by two hexadecimal digits."
+        )
     try:
-        return parse_qsl(text, keep_blank_values=True, strict_parsing=False, max_num_fields=10_000)
+        return parse_qsl(
+            text,
+            keep_blank_values=True,
+            strict_parsing=False,
+            max_num_fields=10_000,
+            errors="strict",
+        )
+    except UnicodeDecodeError:
+        raise _errors.MalformedQueryString(
+            "The query string has percent-escapes that are not UTF-8."
+        ) from None
     except ValueError:
         raise _errors.MalformedQueryString("The request has too many parameters.") from None
 
@@ -331,26 +388,46 @@ def _check_credentials(credentials: Credentials, account_id: str) -> dict[str, t
 
 def load_credentials(path: str | Path) -> dict[str, str | tuple[str, str]]:
     """Read a credentials file: a JSON object mapping access key ids to secrets
-    or to ``{"secret": ..., "account_id": ...}`` objects."""
+    or to ``{"secret": ..., "account_id": ...}`` objects. A key without an
+    ``account_id`` acts as the broker's own account, as a bare secret does."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of access key id -> secret")
     out: dict[str, str | tuple[str, str]] = {}
     for key, value in data.items():
-        if isinstance(value, dict):
-            out[key] = (str(value.get("secret", "")), str(value.get("account_id", "")))
-        elif isinstance(value, str):
+        if isinstance(value, str):
             out[key] = value
-        else:
+            continue
+        if not isinstance(value, dict):
             raise ValueError(f"{path}: {key!r} must map to a secret or an object")
+        unknown = sorted(set(value) - {"secret", "account_id"})
+        if unknown:
+            raise ValueError(
+                f"{path}: {key!r} has unknown fields {unknown}; expected secret and account_id"
+            )
+        secret = value.get("secret")
+        if not isinstance(secret, str) or not secret:
+            raise ValueError(f'{path}: {key!r} needs a non-empty "secret" string')
+        account = value.get("account_id")
+        if account is None:
+            out[key] = secret  # the broker's own account
+        elif isinstance(account, str):
+            out[key] = (secret, account)
+        else:
+            raise ValueError(
+                f"{path}: {key!r} has account_id {account!r}; an AWS account id is a "
+                "string of 12 digits"
+            )
     return out
 
 
 # -- the server -------------------------------------------------------------------------
 
 
-def _uvicorn_server(endpoint: Endpoint, idle_timeout: int) -> Any:
+def _uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
     import uvicorn
+
+    from sqsqueue.aws._http import protocol_class
 
     class _Server(uvicorn.Server):
         """uvicorn's server, answering open long polls first when it stops."""
@@ -362,13 +439,15 @@ def _uvicorn_server(endpoint: Endpoint, idle_timeout: int) -> Any:
     config = uvicorn.Config(
         endpoint,
         lifespan="off",
-        http="h11",  # bounds request line + header bytes (h11_max_incomplete_event_size)
+        # h11 (bounds a head's bytes: h11_max_incomplete_event_size),
+        # with a read deadline and AWS-shaped 400s (sqsqueue.aws._http).
+        http=protocol_class(idle_timeout),
         ws="none",
         log_config=None,  # leave the application's logging alone
         access_log=False,
-        timeout_keep_alive=idle_timeout,
+        timeout_keep_alive=max(1, math.ceil(idle_timeout)),  # the read deadline comes first
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        h11_max_incomplete_event_size=2 * MAX_HEADER_BYTES,
         server_header=False,
         proxy_headers=False,
     )
@@ -473,14 +552,16 @@ def serve(
     port: int = 0,
     credentials: Credentials | None = None,
     allow_anonymous: bool = False,
-    idle_timeout: int = IDLE_TIMEOUT,
+    idle_timeout: float = IDLE_TIMEOUT,
 ) -> EndpointHandle:
     """Serve ``broker`` over HTTP from a background thread; see :meth:`Broker.serve`.
 
     Raises ``PermissionError`` for a non-loopback ``host`` without
-    ``credentials`` (unless ``allow_anonymous``) and ``OSError`` when the
-    address cannot be bound.
+    ``credentials`` (unless ``allow_anonymous``), ``ValueError`` for a port
+    outside 0..65535 or an ``idle_timeout`` not above 0, and ``OSError`` when
+    the address cannot be bound.
     """
+    _check_serve_options(port, idle_timeout)
     _refuse_open(host, credentials, allow_anonymous)
     endpoint = Endpoint(broker, credentials=credentials)
     sock = _bind(host, port)
@@ -490,6 +571,39 @@ def serve(
 # -- the command line --------------------------------------------------------------------
 
 
+def _port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: use 0 (any) to 65535")
+    return port
+
+
+def _seconds(text: str) -> float:
+    """``--idle-timeout``: a number of seconds greater than 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"{text} seconds: the timeout must be greater than 0")
+    return seconds
+
+
+def _check_serve_options(port: object, idle_timeout: object) -> None:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0 (any free port) to 65535, not {port!r}")
+    if (
+        isinstance(idle_timeout, bool)
+        or not isinstance(idle_timeout, int | float)
+        or not (idle_timeout > 0 and math.isfinite(idle_timeout))
+    ):
+        raise ValueError(f"idle_timeout must be a number of seconds > 0, not {idle_timeout!r}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sqsqueue", description="sqsqueue: Amazon SQS semantics, in process."
@@ -497,7 +611,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve_cmd = commands.add_parser("serve", help="serve an SQS endpoint over HTTP")
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    serve_cmd.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (9324; 0: any)")
+    serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
     serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
     serve_cmd.add_argument(
         "--account-id", default="000000000000", help="the broker's account id (12 digits)"
@@ -513,7 +627,11 @@ def _parser() -> argparse.ArgumentParser:
         help="serve a non-loopback address without credentials",
     )
     serve_cmd.add_argument(
-        "--idle-timeout", type=int, default=IDLE_TIMEOUT, help="seconds an idle connection lives"
+        "--idle-timeout",
+        type=_seconds,
+        default=IDLE_TIMEOUT,
+        help="seconds a connection may take to send a request's head, then its body, "
+        "or stay idle (30)",
     )
     serve_cmd.add_argument(
         "--data-dir",

@@ -311,6 +311,15 @@ class TestLookup:
         assert broker.get_queue(q.arn) is q
         assert broker.queue_for_url(q.url) is q
         assert q.url in broker and "jobs" in broker and q.arn in broker
+        # The same queue under the other spellings of its region's host, and
+        # under any host that is not AWS's (an endpoint serving the broker).
+        for url in (
+            f"https://queue.amazonaws.com/{ACCOUNT}/jobs",
+            f"https://us-east-1.queue.amazonaws.com/{ACCOUNT}/jobs",
+            f"https://sqs.amazonaws.com/{ACCOUNT}/jobs",
+            f"http://127.0.0.1:9324/{ACCOUNT}/jobs",
+        ):
+            assert broker.get_queue(url) is q
 
     @pytest.mark.parametrize(
         "ref",
@@ -321,6 +330,10 @@ class TestLookup:
             "https://sqs.us-east-1.amazonaws.com/999999999999/jobs",
             "arn:aws:sqs:us-east-1:999999999999:jobs",
             "arn:aws:sqs:eu-west-1:123456789012:jobs",
+            # A queue URL of another region is refused as its ARN is: AWS routes
+            # by the endpoint reached (docs/aws-behaviour.md §2.1).
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs",
+            "https://eu-west-1.queue.amazonaws.com/123456789012/jobs",
             "",
         ],
     )

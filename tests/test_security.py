@@ -295,6 +295,18 @@ class World:
         self.fifo.send("a", group_id="g")
         self.handles = [m.receipt_handle for m in self.q.receive(3)]
         self.q.add_permission("existing", [OWNER], ["SendMessage"])
+        # A running move task (rate 1/s on a clock that stands still) to cancel.
+        self.dlq2 = self.broker.create_queue("dlq2")
+        self.broker.create_queue(
+            "q2",
+            attributes={
+                "RedrivePolicy": {"deadLetterTargetArn": self.dlq2.arn, "maxReceiveCount": 5}
+            },
+        )
+        self.dlq2.send_batch(["a", "b"])
+        self.task = self.broker.start_message_move_task(
+            self.dlq2.arn, destination_arn=self.q.arn, max_number_of_messages_per_second=1
+        )
 
     def state(self) -> Any:
         return (
@@ -372,6 +384,18 @@ PRINCIPAL_CALLS: dict[str, tuple[str, Callable[[World, str | None], object]]] = 
         "RemovePermission",
         lambda w, p: w.broker.remove_permission("q", "existing", principal=p),
     ),
+    "Broker.start_message_move_task": (
+        "StartMessageMoveTask",
+        lambda w, p: w.broker.start_message_move_task(w.dlq.arn, principal=p),
+    ),
+    "Broker.list_message_move_tasks": (
+        "ListMessageMoveTasks",
+        lambda w, p: w.broker.list_message_move_tasks(w.dlq2.arn, principal=p),
+    ),
+    "Broker.cancel_message_move_task": (
+        "CancelMessageMoveTask",
+        lambda w, p: w.broker.cancel_message_move_task(w.task, principal=p),
+    ),
 }
 
 
@@ -443,7 +467,12 @@ class TestPermissions:
         def grant(world: World, statements: list[dict[str, Any]]) -> None:
             """Set the Policy of the queue ``method`` acts on, keeping the
             statement labelled "existing" that RemovePermission looks for."""
-            target = {"Broker.list_dead_letter_source_queues": world.dlq}.get(method, world.q)
+            target = {
+                "Broker.list_dead_letter_source_queues": world.dlq,
+                "Broker.start_message_move_task": world.dlq,
+                "Broker.list_message_move_tasks": world.dlq2,
+                "Broker.cancel_message_move_task": world.dlq2,
+            }.get(method, world.q)
             if method.startswith("FifoQueue."):
                 target = world.fifo
             existing = {**policy("Allow", "sqs:SendMessage", account=OWNER), "Sid": "existing"}

@@ -30,6 +30,15 @@ class InvalidRequest(TransportError, ValueError):
     code = query_code = wire_type = "InvalidRequest"
 
 
+class InvalidHttpRequest(TransportError, ValueError):
+    """Bytes that are not an HTTP/1.1 request (a bad chunk size or
+    Content-Length, a request line or header section HTTP does not allow).
+    SQS API Reference, Common Errors (API versions 2008-01-01 to 2011-10-01):
+    ``InvalidHttpRequest``, ``Invalid HTTP request. Reason: <reason>.``, 400."""
+
+    code = query_code = wire_type = "InvalidHttpRequest"
+
+
 class MalformedQueryString(TransportError, ValueError):
     """A query-protocol request whose form data cannot be read (CommonErrors:
     MalformedQueryString, documented as HTTP 404)."""
@@ -45,6 +54,16 @@ class MissingAction(TransportError, ValueError):
     code = query_code = "MissingAction"
     wire_type = "MissingActionException"
     default_message = "The request must contain the parameter Action."
+
+
+class NoSuchVersion(TransportError, ValueError):
+    """A query-protocol request naming an API version other than 2012-11-05.
+    SQS API Reference, Common Errors (API versions 2007-05-01 to 2011-10-01):
+    ``NoSuchVersion``, "An incorrect version was specified in the request.",
+    400. Whether AWS still accepts the older versions 2011-10-01 and
+    2009-02-01 is UNCONFIRMED; sqsqueue speaks only 2012-11-05's shapes."""
+
+    code = query_code = wire_type = "NoSuchVersion"
 
 
 class RequestTooLarge(TransportError, ValueError):

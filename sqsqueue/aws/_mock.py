@@ -16,12 +16,19 @@ is active, and one created earlier (before sqsqueue was imported) is not.
 
 aiobotocore (and aioboto3, built on it): aiobotocore sessions copy the same
 handler list, and its event emitter awaits a handler's answer when it is
-awaitable. For a request from an aiobotocore client (its config is an
-``AioConfig``) the handler therefore answers with a coroutine that awaits the
-engine through :func:`~sqsqueue.aws._wire.handle_async`: a ReceiveMessage long
-poll suspends the calling task, never the event loop, and is woken by a send
-from another task or thread. The response is aiobotocore's own
-``AioAWSResponse``, whose body it awaits.
+awaitable. Which clients are aiobotocore's is decided once per client, when
+it is made: a ``creating-client-class.sqs`` handler gives every SQS client
+class built on aiobotocore's ``AioBaseClient`` a base (:class:`_AioServed`)
+whose ``__init__`` swaps, on that client's own copy of the handlers, the
+``before-send`` handler for :func:`_before_send_async`. That one answers with
+a coroutine awaiting the engine through
+:func:`~sqsqueue.aws._wire.handle_async`: a ReceiveMessage long poll suspends
+the calling task, never the event loop, and is woken by a send from another
+task or thread. The response is aiobotocore's own ``AioAWSResponse``, whose
+body it awaits. This holds on aiobotocore 2.x (botocore 1.40, whose prepared
+requests carry no context to tell a client by) and 3.x alike; a request whose
+context names an ``AioConfig`` is also recognised, for a client made before
+the handlers were installed in its session.
 
 moto: inside moto's ``mock_aws``, botocore would run moto's handler after
 ours on every request, so moto would execute each SQS call a second time
@@ -75,10 +82,13 @@ class _RawBody:
 
 
 class _AsyncRawBody:
-    """The ``raw`` of an aiobotocore ``AioAWSResponse``: it awaits ``read()``."""
+    """The ``raw`` of an aiobotocore ``AioAWSResponse``: it awaits ``read()``;
+    aiobotocore before 2.14 also reads the headers from ``raw.raw_headers``
+    (aiohttp's pairs of bytes)."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, headers: dict[str, str]) -> None:
         self._body = body
+        self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
     async def read(self, *_: Any) -> bytes:
         body, self._body = self._body, b""
@@ -165,20 +175,30 @@ async def _answer_async(
     except Exception as exc:  # a bug: answer as AWS answers its own (500, Receiver)
         status, out_headers, payload = encode_error(internal_error(exc), str(uuid.uuid4()))
     out_headers["Content-Length"] = str(len(payload))
-    return AioAWSResponse(url, status, out_headers, _AsyncRawBody(payload))
+    return AioAWSResponse(url, status, out_headers, _AsyncRawBody(payload, out_headers))
+
+
+def _before_send_async(request: Any, **_: Any) -> Coroutine[Any, Any, Any] | None:
+    """The ``before-send`` handler of an aiobotocore client: aiobotocore's
+    emitter awaits the coroutine it answers on the caller's event loop."""
+    mock = _current()
+    if mock is None:
+        return None
+    _defer_moto()
+    body, headers, region = _unpack(request)
+    return _answer_async(mock, request.url, body, headers, region)
 
 
 def _before_send(request: Any, **_: Any) -> AWSResponse | Coroutine[Any, Any, Any] | None:
     mock = _current()
     if mock is None:
         return None
+    if _from_aiobotocore(request):
+        return _before_send_async(request)
     # Runs before moto's handler (botocore calls "before-send.sqs" handlers
     # before "before-send" ones), so moto is told to pass SQS through in time.
     _defer_moto()
     body, headers, region = _unpack(request)
-    if _from_aiobotocore(request):
-        # aiobotocore's emitter awaits this coroutine on the caller's event loop.
-        return _answer_async(mock, request.url, body, headers, region)
     status, out_headers, payload = handle(
         lambda: mock.client_for(region), headers.get("X-Amz-Target"), body, headers
     )
@@ -190,12 +210,39 @@ def _choose_signer(**_: Any) -> Any:
     return botocore.UNSIGNED if _current() is not None else None
 
 
+class _AioServed:
+    """A base given to aiobotocore's SQS client classes (see the module
+    docstring): each client answers its requests through the awaitable handler."""
+
+    meta: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        events = self.meta.events  # this client's own copy of its session's handlers
+        events.unregister("before-send.sqs", _before_send)
+        events.register("before-send.sqs", _before_send_async)
+
+
+def _creating_client_class(base_classes: list[type], **_: Any) -> None:
+    """Give every SQS client class built on aiobotocore's base the
+    :class:`_AioServed` base. O(1) per client."""
+    aio_base = getattr(sys.modules.get("aiobotocore.client"), "AioBaseClient", None)
+    if aio_base is None or _AioServed in base_classes:
+        return
+    if any(issubclass(base, aio_base) for base in base_classes):
+        base_classes.insert(0, _AioServed)
+
+
 def _install() -> None:
     """Register the handlers once, for every botocore session old and new."""
     with _active_lock:
         if _installed:
             return
-        handlers = [("before-send.sqs", _before_send), ("choose-signer.sqs", _choose_signer)]
+        handlers = [
+            ("creating-client-class.sqs", _creating_client_class),
+            ("before-send.sqs", _before_send),
+            ("choose-signer.sqs", _choose_signer),
+        ]
         botocore.handlers.BUILTIN_HANDLERS.extend(handlers)
         # boto3's default session, if one exists already, was created before
         # this; boto3 itself is not imported just to look.

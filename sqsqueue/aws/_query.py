@@ -37,18 +37,23 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from sqsqueue._client import OPERATIONS
-from sqsqueue.aws._errors import MalformedQueryString, MissingAction
+from sqsqueue.aws._errors import MalformedQueryString, MissingAction, NoSuchVersion
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, QueueDoesNotExist, SQSError
 
-__all__ = ["CONTENT_TYPE", "XMLNS", "decode", "encode", "encode_error", "shapes"]
+__all__ = ["API_VERSION", "CONTENT_TYPE", "XMLNS", "decode", "encode", "encode_error", "shapes"]
 
-XMLNS = "http://queue.amazonaws.com/doc/2012-11-05/"
+#: The one API version of the query protocol sqsqueue speaks (``Version``).
+API_VERSION = "2012-11-05"
+XMLNS = f"http://queue.amazonaws.com/doc/{API_VERSION}/"
 CONTENT_TYPE = "text/xml"
 #: Parameters every query request may carry besides the operation's own
 #: (the action, the API version, and Signature V2 / presigned V4 fields).
 _ENVELOPE = re.compile(r"Action|Version|AWSAccessKeyId|Signature\w*|Timestamp|Expires|X-Amz-.*")
 #: The query protocol's message for an unknown queue (section 1.4).
 _NO_QUEUE = "The specified queue does not exist for this wsdl version."
+_BATCHES = frozenset(
+    {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
+)
 _LIST_ITEMS = {
     "StringList": "StringListValue",
     "BinaryList": "BinaryListValue",
@@ -191,15 +196,26 @@ def decode(
 ) -> tuple[str, dict[str, Any]]:
     """(operation, params) of a query request, ``form`` being its decoded pairs
     (query string, then body). A queue URL path (``/<account>/<name>``) is the
-    request's QueueUrl unless it names one."""
-    action = None
+    request's QueueUrl unless it names one. A ``Version`` other than
+    2012-11-05 is NoSuchVersion; none at all is taken as 2012-11-05."""
+    action = version = None
     for key, value in form:
         if key == "Action":
             action = value
+        elif key == "Version":
+            version = value
     if not action:
         raise MissingAction()
     if action not in OPERATIONS:
         raise InvalidAction(f"The action {action} is not valid for this endpoint.")
+    # No Version is taken as 2012-11-05: kombu's asynchronous SQS transport
+    # (its query path, used with botocore before 1.34.90) never sends one, and
+    # ran against AWS so for years. A version named must be the one spoken.
+    if version and version != API_VERSION:
+        raise NoSuchVersion(
+            f"An incorrect version was specified in the request: {version}. "
+            f"This endpoint speaks {API_VERSION}."
+        )
     operations, _ = shapes()
     op = operations[action]
     params: dict[str, Any] = {}
@@ -208,6 +224,10 @@ def decode(
         members = shapes()[1][op["input"]["shape"]]["members"]
         if "QueueUrl" in members and "QueueUrl" not in params and path.strip("/"):
             params["QueueUrl"] = endpoint_url + "/" + path.strip("/")
+        if action in _BATCHES and "Entries" not in params:
+            # A flattened list cannot be written empty: no entries is the empty
+            # batch, AWS's EmptyBatchRequest, not a missing parameter.
+            params["Entries"] = []
     return action, params
 
 

@@ -3,8 +3,10 @@
 The signature is recomputed with botocore's own signer (``SigV4Auth``: the
 canonical request, the string to sign, the derived key and the HMAC), fed with
 exactly the headers the client says it signed, and compared in constant time.
-The credential scope must be ``<date>/<region>/sqs/aws4_request``, its date the
-request's ``X-Amz-Date`` day, and the request no more than 15 minutes away
+The credential scope must be ``<date>/<region>/sqs/aws4_request``, its region
+the broker's (a signature for another region is AWS's SignatureDoesNotMatch,
+"Credential should be scoped to a valid region"), its date the request's
+``X-Amz-Date`` day, and the request no more than 15 minutes away
 from the wall clock (AWS's window). A ``X-Amz-Content-SHA256`` header must
 match the body. Presigned URLs (signature in the query string) are not
 accepted: SQS clients sign headers.
@@ -65,9 +67,11 @@ def verify(
     url: str,
     headers: Sequence[tuple[bytes, bytes]],
     body: bytes,
+    region: str,
 ) -> str:
-    """The account id of the key that signed the request; raises AWS's 4xx error
-    (403 for an unknown key or a wrong signature) otherwise."""
+    """The account id of the key that signed the request for ``region`` (the
+    endpoint's); raises AWS's 4xx error (403 for an unknown key, a wrong
+    signature or a credential scoped to another region) otherwise."""
     from botocore.awsrequest import AWSRequest, HTTPHeaders
 
     fields = HTTPHeaders()
@@ -89,9 +93,17 @@ def verify(
     amz_date = fields.get("x-amz-date")
     if amz_date is None or not re.fullmatch(r"\d{8}T\d{6}Z", amz_date):
         raise IncompleteSignature("The request must carry a valid X-Amz-Date header.")
-    if match["service"] != "sqs" or amz_date[:8] != match["date"]:
+    # AWS's texts for a scope that does not fit (SDK issues quote the region one).
+    if match["region"] != region:
         raise SignatureDoesNotMatch(
-            f"Credential should be scoped to a valid region and service 'sqs', on {amz_date[:8]}."
+            f"Credential should be scoped to a valid region, not '{match['region']}'. "
+        )
+    if match["service"] != "sqs":
+        raise SignatureDoesNotMatch("Credential should be scoped to correct service: 'sqs'. ")
+    if amz_date[:8] != match["date"]:
+        raise SignatureDoesNotMatch(
+            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date "
+            f"from HTTP: '{match['date']}' != '{amz_date[:8]}', from '{amz_date}'."
         )
     signed = match["signed"].split(";")
     if "host" not in signed or any(fields.get(name) is None for name in signed):

@@ -279,6 +279,38 @@ def test_unknown_batch_entry_member_rejected() -> None:
     assert len(broker.get_queue("q")) == 0
 
 
+@pytest.mark.parametrize(
+    ("operation", "params", "wanted"),
+    [
+        ("CreateQueue", {"QueueName": 5}, "must be a string."),
+        ("CreateQueue", {"QueueName": "q", "Attributes": [1]}, "must be a map."),
+        ("CreateQueue", {"QueueName": "q", "Attributes": {"DelaySeconds": 5}}, "be a string."),
+        ("SendMessageBatch", {"QueueUrl": "q", "Entries": {}}, "must be a list."),
+        ("ReceiveMessage", {"QueueUrl": "q", "WaitTimeSeconds": "5"}, "must be an integer."),
+        ("ReceiveMessage", {"QueueUrl": "q", "AttributeNames": "All"}, "must be a list."),
+        ("SendMessageBatch", {"QueueUrl": "q", "Entries": [{"Id": 1}]}, "must be a string."),
+        (
+            "SendMessageBatch",
+            {"QueueUrl": "q", "Entries": [{"Id": "a", "MessageBody": "x", "DelaySeconds": "1"}]},
+            "must be an integer.",
+        ),
+    ],
+)
+def test_wrong_types_are_named_as_the_api_names_them(
+    operation: str, params: dict[str, Any], wanted: str
+) -> None:
+    """A value of the wrong type is InvalidParameterValue naming the type in the
+    API's words (a string, an integer, a list, a map), never Python's (str,
+    Mapping, list/tuple)."""
+    broker = Broker(clock=ManualClock(start=START), account_id="123456789012")
+    broker.create_queue("q")
+    with pytest.raises(errors.InvalidParameterValue) as exc:
+        broker.client().call(operation, params)
+    assert exc.value.message.endswith(wanted), exc.value.message
+    for python in ("str", "int", "Mapping", "list/tuple", "dict"):
+        assert f"must be {python}" not in exc.value.message
+
+
 def test_call_by_operation_name() -> None:
     """Section 2: Client.call(<AWS operation name>, params) for each of the 23;
     an unknown name is InvalidAction."""

@@ -76,6 +76,16 @@ def test_get_queue_url_of_other_account_does_not_exist(sqs: Any, queue_url: str)
         sqs.get_queue_url(QueueName="jobs", QueueOwnerAWSAccountId="210987654321")
 
 
+def test_queue_url_of_another_region_does_not_exist(sqs: Any, queue_url: str) -> None:
+    """Section 2.1: a request reaches one region's endpoint; a queue URL naming
+    another region names no queue there (its ARN does not either)."""
+    other = "https://sqs.eu-west-1.amazonaws.com/" + queue_url.rsplit("/", 2)[-2] + "/jobs"
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.send_message(QueueUrl=other, MessageBody="x")
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.get_queue_attributes(QueueUrl=other)
+
+
 def test_list_queues_with_no_queues_has_no_queueurls_key(sqs: Any) -> None:
     """Section 1.3: empty collections are omitted: no "QueueUrls" key at all."""
     response = sqs.list_queues()

@@ -409,7 +409,20 @@ def test_get_requests_and_queue_url_paths(endpoint: EndpointHandle) -> None:
             "ReceiptHandleIsInvalid",
             'The input receipt handle "garbage" is not a valid receipt handle.',
         ),
-        ({"Action": "SendMessageBatch"}, f"/{ACCOUNT}/q", 400, "MissingParameter", None),
+        (
+            {"Action": "SendMessageBatch"},
+            f"/{ACCOUNT}/q",
+            400,
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "There should be at least one SendMessageBatchRequestEntry in the request.",
+        ),
+        (
+            {"Action": "DeleteMessageBatch"},
+            f"/{ACCOUNT}/q",
+            400,
+            "AWS.SimpleQueueService.EmptyBatchRequest",
+            "There should be at least one DeleteMessageBatchRequestEntry in the request.",
+        ),
     ],
 )
 def test_refused_requests_get_error_responses(
@@ -423,3 +436,39 @@ def test_refused_requests_get_error_responses(
     """Section 1.4/3: each refusal is AWS's query ErrorResponse, with its status."""
     ok(post(endpoint, {"Action": "CreateQueue", "QueueName": "q"}), "CreateQueue")
     error(post(endpoint, params, path), status, code, message)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"Action=ListQueues&Version=2099-01-01", 400, "NoSuchVersion"),
+        (b"Action=ListQueues&Version=2012-11-05&%zz=1", 404, "MalformedQueryString"),
+        (b"Action=ListQueues&Version=2012-11-05&QueueNamePrefix=a%2", 404, "MalformedQueryString"),
+        (
+            f"Action=SendMessage&Version=2012-11-05&QueueUrl=/{ACCOUNT}/q&MessageBody=%ff%fe".encode(),
+            404,
+            "MalformedQueryString",
+        ),
+    ],
+    ids=["other-version", "bad-escape", "short-escape", "escaped-non-utf8"],
+)
+def test_bad_forms_and_versions_are_refused(
+    endpoint: EndpointHandle, broker: Broker[Any], body: bytes, status: int, code: str
+) -> None:
+    """A Version other than 2012-11-05 is NoSuchVersion (SQS Common Errors), and
+    a form is decoded strictly: a malformed % escape, or escaped bytes that are
+    not UTF-8, are MalformedQueryString (CommonErrors, 404), never a message of
+    U+FFFD characters. In a POST body and in a GET query string alike."""
+    queue = broker.create_queue("q")
+    error(raw(endpoint.endpoint_url, "POST", "/", body, FORM), status, code)
+    error(raw(endpoint.endpoint_url, "GET", "/?" + body.decode()), status, code)
+    assert queue.receive(max_messages=10) == []
+
+
+def test_no_version_is_2012_11_05(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """kombu's own query requests (botocore before 1.34.90) carry no Version;
+    AWS served them, and so does the endpoint."""
+    queue = broker.create_queue("q")
+    body = f"Action=SendMessage&QueueUrl=/{ACCOUNT}/q&MessageBody=caf%C3%A9+%E2%9C%93".encode()
+    ok(raw(endpoint.endpoint_url, "POST", "/", body, FORM), "SendMessage")
+    assert [m.body for m in queue.receive()] == ["caf\u00e9 \u2713"]

@@ -1,9 +1,10 @@
 """Real SQS clients against the endpoint, each as its users run it: the AWS CLI
-and Node's AWS SDK v3 as separate processes, aiobotocore over HTTP.
+and Node's AWS SDK v3 as separate processes, aiobotocore over HTTP, aioboto3
+(on the aiobotocore 2.x it pins) in process and over HTTP.
 
-``python3 tests`` installs them (the AWS CLI into ``.venv/awscli``, the npm
-package into ``.venv/node``); a missing client fails these tests, it never
-skips them."""
+``python3 tests`` installs them (the AWS CLI into ``.venv/awscli``, aioboto3
+into ``.venv/aioboto3``, the npm package into ``.venv/node``); a missing client
+fails these tests, it never skips them."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv"))
 AWS = VENV / "awscli" / "bin" / "aws"
 NODE_MODULES = VENV / "node" / "node_modules"
+AIOBOTO3_PYTHON = VENV / "aioboto3" / "bin" / "python"
 ENV = {
     **os.environ,
     "AWS_ACCESS_KEY_ID": "AKID",
@@ -96,11 +98,15 @@ def test_javascript_sdk_v3(endpoint: EndpointHandle, broker: Broker[Any]) -> Non
     assert queue.get_attributes(["All"])["ApproximateNumberOfMessagesNotVisible"] == "0"
 
 
-def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
-    """aiobotocore with endpoint_url: a long poll answered by a later send."""
+def test_aiobotocore_over_http() -> None:
+    """aiobotocore with endpoint_url: a long poll answered by a later send. On
+    the wall clock: a frozen ManualClock gives an unanswered poll up after
+    0.25 s of wall time, before the send (issue 12's frozen-clock rule)."""
     from aiobotocore.session import get_session
 
-    async def run() -> list[str]:
+    wall: Broker[Any] = Broker(account_id=ACCOUNT)
+
+    async def run(endpoint: EndpointHandle) -> list[str]:
         session = get_session()
         async with session.create_client(
             "sqs",
@@ -116,4 +122,39 @@ def test_aiobotocore_over_http(endpoint: EndpointHandle, broker: Broker[Any]) ->
             response = await poll
             return [m["Body"] for m in response["Messages"]]
 
-    assert asyncio.run(run()) == ["async"]
+    with wall.serve() as endpoint:
+        assert asyncio.run(run(endpoint)) == ["async"]
+
+
+def test_aioboto3_in_process_and_over_http(endpoint: EndpointHandle) -> None:
+    """aioboto3 pins aiobotocore 2.x (botocore 1.40, whose prepared requests
+    carry no context): ``mock_sqs`` still serves its clients in process,
+    awaiting a long poll without blocking the loop (the poll answered by a
+    later send, the loop ticking meanwhile), its resource API included; and
+    it reaches the endpoint over HTTP. aiobotocore 3.x is the dev venv's
+    (tests/aws/test_aiobotocore_mock.py)."""
+    assert AIOBOTO3_PYTHON.exists(), (
+        f"aioboto3 is not installed at {AIOBOTO3_PYTHON} (python3 tests installs it)"
+    )
+    done = subprocess.run(
+        [
+            str(AIOBOTO3_PYTHON),
+            str(Path(__file__).parent / "clients" / "aioboto3_client.py"),
+            endpoint.endpoint_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**ENV, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["versions"]["aiobotocore"].startswith("2."), out["versions"]
+    assert out["url"] == f"https://sqs.us-east-1.amazonaws.com/{ACCOUNT}/a3"
+    assert out["polled"] == ["awaited"]
+    assert out["ticks_during_poll"] >= 20
+    assert out["error"] == "AWS.SimpleQueueService.NonExistentQueue"
+    assert out["resource"] == ["via resource"]
+    assert out["native"] == {"ApproximateNumberOfMessages": "0"}
+    assert out["http"] == ["over http"]
