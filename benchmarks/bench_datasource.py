@@ -18,18 +18,24 @@ workers:
   - the driver-side path, ``stream_batches`` (1,000 per batch) with ``count()``;
   - ``readStream.format("sqs")`` with ``trigger(availableNow=True)`` into the
     ``noop`` sink, ``numPartitions`` 1, 2 and 4, 1,000 messages per micro-batch,
-    from the served broker and (fewer rows: its receive scans the queue) moto.
+    from the served broker and (fewer rows: its receive scans the queue) moto;
+  - the same from the served broker with 10 ms added to every call (a network
+    round trip), ``receiveConcurrency`` 1 and 4;
+* FIFO writes from one partition: 1 and 20 message groups, and 1 group with
+  ``strictGroupOrder=true`` (one row of a group per call).
 
 Writes this script's section of ``benchmarks/RESULTS.md``. No targets.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,10 +67,36 @@ class Sizes:
     rows: int
     moto_write_rows: int  # moto's server is two orders of magnitude slower
     moto_read_rows: int  # and its receive and delete scan the queue
+    latency_rows: int  # reads with a round trip added to every call
 
 
-FULL = Sizes(rows=10_000, moto_write_rows=1_000, moto_read_rows=200)
-QUICK = Sizes(rows=1_000, moto_write_rows=200, moto_read_rows=100)
+FULL = Sizes(rows=10_000, moto_write_rows=1_000, moto_read_rows=200, latency_rows=5_000)
+QUICK = Sizes(rows=1_000, moto_write_rows=200, moto_read_rows=100, latency_rows=500)
+
+
+#: The round trip added to every call of the served broker in the latency rows
+#: (an AWS region is a few to tens of milliseconds away).
+LATENCY = 0.010
+
+
+@contextlib.contextmanager
+def added_latency(seconds: float) -> Iterator[None]:
+    """Every request the served endpoint answers waits ``seconds`` first, as a
+    call to a remote SQS would (the server is an asyncio one: only that request
+    waits)."""
+    from sqsqueue.server import Endpoint
+
+    real = Endpoint._call
+
+    async def slow(self: Any, client: Any, operation: str, params: dict[str, Any]) -> Any:
+        await asyncio.sleep(seconds)
+        return await real(self, client, operation, params)
+
+    Endpoint._call = slow  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Endpoint._call = real  # type: ignore[method-assign]
 
 
 def report(what: str, figure: str) -> None:
@@ -268,6 +300,37 @@ def main(argv: list[str] | None = None) -> int:
             ds_read(opts, partitions),
             expect(stored, 0, "served read"),
         )
+    # -- a network round trip per call: what receiveConcurrency is for --
+    lag = sizes.latency_rows
+    for concurrency in (1, 4):
+        opts, stored = served_queue()
+        fill(opts, lag)
+        with added_latency(LATENCY):
+            timed(
+                f"read, served sqsqueue, {LATENCY * 1e3:.0f} ms added to each call",
+                f'`readStream.format("sqs")`, numPartitions=2, receiveConcurrency={concurrency}',
+                lag,
+                ds_read({**opts, "receiveConcurrency": str(concurrency)}, 2),
+                expect(stored, 0, "served read with latency"),
+            )
+    # -- FIFO writes: groups per partition, and strictGroupOrder --
+    for groups, strict in ((1, False), (20, False), (1, True)):
+        fifo_q = broker.create_queue(f"bench-{next(names)}.fifo", fifo_queue=True)
+        # The body starts with the row's number: row i goes to group i % groups.
+        group = (F.substring("body", 1, 10).cast("long") % groups).cast("string")
+        fifo_df = frame(n, 1).withColumn("message_group_id", F.concat(F.lit("g"), group))
+        fifo_df.count()
+        opts = {"queueUrl": fifo_q.url, "endpointUrl": server.endpoint_url}
+        if strict:
+            opts["strictGroupOrder"] = "true"
+        timed(
+            "write, served sqsqueue, FIFO",
+            f"1 partition, {groups} group(s)" + (", strictGroupOrder=true" if strict else ""),
+            n,
+            ds_write(fifo_df, opts),
+            expect(fifo_q.__len__, n, "FIFO write"),
+        )
+        fifo_df.unpersist()
     m = sizes.moto_read_rows
     for partitions in PARTITIONS:
         opts, stored = moto_queue()
@@ -308,6 +371,18 @@ def main(argv: list[str] | None = None) -> int:
         "hold the receipt handles until the commit) and deletes after the commit; "
         "executors only build the rows, so `numPartitions` changes little here. The driver-"
         "side path pays one `createDataFrame` job per batch instead."
+    )
+    table.notes.append(
+        f"Reads with {LATENCY * 1e3:.0f} ms added to each call stand for a queue a network "
+        "round trip away, as AWS is: there `receiveConcurrency` (ReceiveMessage calls in "
+        "flight at once while a batch fills, deletes likewise) multiplies the read rate, "
+        "where on one machine the CPU is the limit."
+    )
+    table.notes.append(
+        "FIFO writes from one partition: calls carry up to 10 rows of a group after each "
+        "row was checked against the queue's content rules, so one group goes as fast as "
+        "twenty; `strictGroupOrder=true` sends one row of a group per call (no failure of "
+        "any kind can then reorder a group), which a single-group partition pays for."
     )
     text = "\n".join(
         [
