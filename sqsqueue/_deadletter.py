@@ -41,7 +41,6 @@ class Redrivable(Protocol):
     FIFO: bool
     _values: dict[str, object]
     _deleted: bool
-    _seq: int
     _ordering: Ordering
 
     @property
@@ -53,6 +52,8 @@ class Redrivable(Protocol):
     def _counts(self, now: int) -> tuple[int, int, int]: ...
 
     def _advance(self, now: int) -> None: ...
+
+    def _next_seq(self) -> int: ...
 
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None: ...
 
@@ -122,8 +123,7 @@ def _accept(target: Redrivable, rec: _Record, source_arn: str, now: int) -> None
     id becomes the message id and a new sequence number is given.
     """
     target._advance(now)
-    target._seq += 1
-    seq = target._seq
+    seq = target._next_seq()
     ordering = target._ordering
     sent = key_time(rec.skey) if ordering.KEEPS_ENQUEUE_TIME else now
     new = _Record(

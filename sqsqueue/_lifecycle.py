@@ -284,9 +284,15 @@ class Lifecycle:
 
     # -- the transitions ------------------------------------------------------------
 
+    def _next_seq(self) -> int:
+        """A new sequence number for a message arriving in this queue: every
+        stored message has its own, in arrival order. O(1)."""
+        self._seq += 1
+        return self._seq
+
     def _stamp(self, rec: _Record, now: int, due: int, sender_id: str) -> None:
         """Give a draft record its sequence number, id, sender and times."""
-        self._seq = seq = self._seq + 1
+        self._seq = seq = self._seq + 1  # _next_seq, inlined: once per message sent
         # key_at, inlined: once per message sent.
         rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
         rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
