@@ -11,7 +11,8 @@ Every workload goes through a real SQS client over HTTP on 127.0.0.1:
    (best of several repeats), against sqsqueue's endpoint (``Broker.serve()``)
    and moto's ``ThreadedMotoServer``, both serving from a thread of this
    process, so both share this process's GIL with the boto3 client; target:
-   sqsqueue >= 3x moto.
+   sqsqueue >= 3x moto. Then the same cycles on a queue that also stores
+   10,000 delayed messages (never receivable during the run), one pass each.
 2. receive latency against stored messages: the median of
    ``receive_message(MaxNumberOfMessages=10)`` with 100, 1,000 and 10,000
    messages stored (filled untimed, straight into each server's store, as in
@@ -131,13 +132,39 @@ class Sizes:
     polls: int
     scaling_polls: tuple[int, ...]  # fewer polls held, for wake-up against polls held
     scaling_samples: int  # wake-ups measured at each of those
+    stored: int  # delayed messages stored beside the cycles of the second cycle row
+    stored_cycles: tuple[int, int]  # (sqsqueue, moto) cycles timed with them stored
 
 
 FULL = Sizes(
-    1_000, 300, 3, (100, 1_000, 10_000), 500, (20, 20, 5), (1, 16), 100, 1_000, (1, 10, 100), 300
+    1_000,
+    300,
+    3,
+    (100, 1_000, 10_000),
+    500,
+    (20, 20, 5),
+    (1, 16),
+    100,
+    1_000,
+    (1, 10, 100),
+    300,
+    10_000,
+    (300, 3),
 )
 QUICK = Sizes(
-    200, 60, 2, (100, 1_000, 10_000), 100, (5, 5, 2), (1, 16), 20, 1_000, (1, 10, 100), 100
+    200,
+    60,
+    2,
+    (100, 1_000, 10_000),
+    100,
+    (5, 5, 2),
+    (1, 16),
+    20,
+    1_000,
+    (1, 10, 100),
+    100,
+    10_000,
+    (50, 1),
 )
 
 
@@ -181,6 +208,19 @@ def cycle_rate(sqs: Any, name: str, cycles: int, repeats: int) -> float:
     return cycles / best
 
 
+def stored_cycle_rate(sqs: Any, url: str, cycles: int) -> float:
+    """Messages/s of send + receive(10) + delete on a queue that also stores
+    delayed messages (never receivable during the run): one timed pass."""
+    send, receive, delete = sqs.send_message, sqs.receive_message, sqs.delete_message
+    gc.collect()
+    t0 = perf()
+    for _ in range(cycles):
+        send(QueueUrl=url, MessageBody=BODY)
+        [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+        delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return cycles / (perf() - t0)
+
+
 def receive_latencies(
     sqs: Any, url: str, n: int, warmup: int, between: Callable[[int], None]
 ) -> list[float]:
@@ -214,6 +254,8 @@ def approximate_count(sqs: Any, url: str) -> int:
 @dataclass
 class Side:
     cycles_per_s: float = 0.0
+    #: the same with ``Sizes.stored`` delayed messages in the queue
+    stored_cycles_per_s: float = 0.0
     #: depth -> receive_message latencies
     curve: dict[int, list[float]] = field(default_factory=dict)
     #: clients -> (requests/s, server process CPU share of one core)
@@ -223,11 +265,14 @@ class Side:
         return statistics.median(self.curve[depth])
 
 
-def fill_queue(q: Queue, start: int, stop: int) -> None:
+def fill_queue(q: Queue, start: int, stop: int, delay: int | None = None) -> None:
     """Store messages ``start..stop`` (distinct 100-byte bodies) straight into ``q``."""
     for base in range(start, stop, 10):
         q.send_batch(
-            [SendEntry(str(j), f"{base + j:010d}{BODY[:90]}") for j in range(min(10, stop - base))]
+            [
+                SendEntry(str(j), f"{base + j:010d}{BODY[:90]}", delay_seconds=delay)
+                for j in range(min(10, stop - base))
+            ]
         )
 
 
@@ -239,6 +284,16 @@ def run_ours_in_process(sizes: Sizes, side: Side) -> None:
         side.cycles_per_s = cycle_rate(sqs, "cycles", sizes.ours_cycles, sizes.repeats)
         assert len(broker.get_queue("cycles")) == 0  # the calls did reach the broker
         report("sqsqueue endpoint send + receive(10) + delete", f"{rate(side.cycles_per_s)} msg/s")
+        url = sqs.create_queue(QueueName="stored")["QueueUrl"]
+        stored_q = broker.get_queue("stored")
+        assert isinstance(stored_q, Queue)
+        fill_queue(stored_q, 0, sizes.stored, delay=900)  # the clock never reaches them
+        side.stored_cycles_per_s = stored_cycle_rate(sqs, url, sizes.stored_cycles[0])
+        assert len(stored_q) == sizes.stored
+        report(
+            f"sqsqueue endpoint cycles with {sizes.stored:,} stored",
+            f"{rate(side.stored_cycles_per_s)} msg/s",
+        )
         url = sqs.create_queue(
             QueueName="curve", Attributes={"VisibilityTimeout": str(VISIBILITY)}
         )["QueueUrl"]
@@ -266,7 +321,7 @@ def run_ours_in_process(sizes: Sizes, side: Side) -> None:
             )
 
 
-def moto_fill(url: str, start: int, stop: int, into: list[Any]) -> None:
+def moto_fill(url: str, start: int, stop: int, into: list[Any], delay: int | None = None) -> None:
     """Store messages ``start..stop`` in moto's backend directly (it runs in this
     process), appending moto's message objects to ``into``."""
     from moto.sqs.models import Message, sqs_backends
@@ -276,7 +331,7 @@ def moto_fill(url: str, start: int, stop: int, into: list[Any]) -> None:
     queue = sqs_backends[account][REGION].get_queue(name)
     for i in range(start, stop):
         message = Message(f"fill-{i:08d}", f"{i:010d}{BODY[:90]}")
-        message.mark_sent()
+        message.mark_sent(delay_seconds=delay)
         queue.add_message(message)
         into.append(message)
 
@@ -297,6 +352,17 @@ def run_moto_in_process(sizes: Sizes, side: Side) -> None:
         sqs = client(f"http://{host}:{port}")
         side.cycles_per_s = cycle_rate(sqs, "cycles", sizes.moto_cycles, sizes.repeats)
         report("moto server send + receive(10) + delete", f"{rate(side.cycles_per_s)} msg/s")
+        url = sqs.create_queue(QueueName="stored")["QueueUrl"]
+        moto_fill(url, 0, sizes.stored, [], delay=900)
+        delayed = sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesDelayed"]
+        )["Attributes"]["ApproximateNumberOfMessagesDelayed"]
+        assert int(delayed) == sizes.stored, delayed
+        side.stored_cycles_per_s = stored_cycle_rate(sqs, url, sizes.stored_cycles[1])
+        report(
+            f"moto server cycles with {sizes.stored:,} stored",
+            f"{rate(side.stored_cycles_per_s)} msg/s",
+        )
         url = sqs.create_queue(
             QueueName="curve", Attributes={"VisibilityTimeout": str(VISIBILITY)}
         )["QueueUrl"]
@@ -711,7 +777,7 @@ def section(
         "",
     ]
     t1 = Table(
-        "1. send + receive + delete cycles over HTTP, empty queue",
+        "1. send + receive + delete cycles over HTTP, empty queue and 10,000 stored",
         "Each cycle: `send_message` (100-byte body), `receive_message(MaxNumberOfMessages=10)` "
         "returning that one message, `delete_message`, through one boto3 client. Both "
         "servers run in a thread of the benchmark's process (sqsqueue's on a ManualClock, "
@@ -739,6 +805,37 @@ def section(
     )
     t1.rows.append(
         ["moto server", rate(moto.cycles_per_s), f"{1e3 / moto.cycles_per_s:.2f}", "1", "", ""]
+    )
+    stored_ratio = ours.stored_cycles_per_s / moto.stored_cycles_per_s
+    t1.rows.append(
+        [
+            f"sqsqueue endpoint, {sizes.stored:,} delayed messages stored",
+            rate(ours.stored_cycles_per_s),
+            f"{1e3 / ours.stored_cycles_per_s:.2f}",
+            f"{stored_ratio:,.0f}x",
+            "",
+            "",
+        ]
+    )
+    t1.rows.append(
+        [
+            f"moto server, {sizes.stored:,} delayed messages stored",
+            rate(
+                moto.stored_cycles_per_s,
+            ),
+            f"{1e3 / moto.stored_cycles_per_s:.2f}",
+            "1",
+            "",
+            "",
+        ]
+    )
+    t1.notes.append(
+        f"The last two rows store {sizes.stored:,} messages delayed by 900 s beside the "
+        "cycles (filled untimed straight into each server's store; the run ends before "
+        "their delay), so every receive returns only the message just sent: "
+        f"{sizes.stored_cycles[0]:,} timed cycles (sqsqueue) and {sizes.stored_cycles[1]:,} "
+        "(moto), one pass. moto's receive and delete scan the stored messages; sqsqueue's "
+        "are O(log n)."
     )
     t1.notes.append(
         "Client, server and HTTP share one process and its GIL here; boto3's own work "
