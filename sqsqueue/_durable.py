@@ -428,6 +428,7 @@ class Store:
         purged, self.purged = self.purged, set()
         self.dirty = False
         db = self.db
+        prune_at = self._prune_due()
         try:
             with _transaction(db):
                 for name, queue in queues.items():
@@ -500,13 +501,13 @@ class Store:
                             json.dumps(attempt.handles),
                         ),
                     )
-                if self.now is not None and (now := self.now()) - self.pruned_at >= PRUNE_EVERY:
+                if prune_at is not None:
                     # The windows forget their ids lazily in memory; the store forgets
                     # them here, so a long-running broker's file does not grow with
                     # every id it ever saw (O(rows) once a minute of queue time).
-                    self.pruned_at = now
-                    db.execute("DELETE FROM dedup WHERE expires <= ?", (now,))
-                    db.execute("DELETE FROM attempts WHERE expires <= ?", (now,))
+                    self.pruned_at = prune_at
+                    db.execute("DELETE FROM dedup WHERE expires <= ?", (prune_at,))
+                    db.execute("DELETE FROM attempts WHERE expires <= ?", (prune_at,))
                 if tasks is not None:
                     db.execute("DELETE FROM tasks")
                     db.executemany(
@@ -519,6 +520,18 @@ class Store:
                 f"writing to {self.file} failed: {exc}; the broker stopped (close it and "
                 "open the directory again: this call's changes were not kept)"
             ) from None
+
+    def _prune_due(self) -> int | None:
+        """The time to prune expired windows at in this commit, if a minute of
+        queue time passed since the last. Read before the transaction: a clock
+        that fails here only postpones pruning, it never fails a commit."""
+        if self.now is None:
+            return None
+        try:
+            now = self.now()
+        except Exception:  # a user's Clock; the operation itself already read it
+            return None
+        return now if now - self.pruned_at >= PRUNE_EVERY else None
 
     def queue_deleted(self, name: str, at: int) -> None:
         self.dirty = True

@@ -48,7 +48,7 @@ from pyspark.sql.types import Row, StructType
 from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._spark_schema import OPTIONAL_COLUMNS
-from sqsqueue.errors import SQSError
+from sqsqueue.errors import MissingParameter, SQSError
 
 __all__ = ["SqsBatchWriter", "SqsCommitMessage", "SqsStreamWriter", "SqsWriteError"]
 
@@ -352,7 +352,9 @@ def _precheck(entry: dict[str, Any], max_size: int) -> tuple[str, str] | None:
         _, attributes_size = _validate.message_attributes(entry.get("MessageAttributes"))
         if size + attributes_size > max_size:
             raise _validate.too_big(max_size, batch=True)
-        _validate.fifo_id("MessageGroupId", entry.get("MessageGroupId"))
+        if entry.get("MessageGroupId") is None:
+            raise MissingParameter("The request must contain the parameter MessageGroupId.")
+        _validate.fifo_id("MessageGroupId", entry["MessageGroupId"])
         if "MessageDeduplicationId" in entry:
             _validate.fifo_id("MessageDeduplicationId", entry["MessageDeduplicationId"])
     except SQSError as exc:

@@ -262,6 +262,15 @@ class TestCheckedBeforeSending:
             _write_partition(target(stub, fifo=True), iter(rows(bodies, groups=True)), "w", 3)
         assert stub.stored == ["a:0", "b:3"]
 
+    def test_a_row_without_a_group_is_not_sent(self) -> None:
+        """FIFO rows need a group: SQS would refuse the whole call for one
+        without, so it is refused on its own and the others go out."""
+        stub = StubSqs()
+        batch = [*rows(["a:0", "a:1"], groups=True), Row(body="lost", message_group_id=None)]
+        with pytest.raises(SqsWriteError, match="row 2: MissingParameter: The request must"):
+            _write_partition(target(stub, fifo=True), iter(batch), "w", 3)
+        assert stub.stored == ["a:0", "a:1"]
+
     def test_one_group_goes_out_ten_rows_a_call(self) -> None:
         stub = StubSqs()
         bodies = [f"a:{i}" for i in range(25)]
