@@ -378,6 +378,8 @@ class Store:
         return handle
 
     def _open(self, durability: str) -> sqlite3.Connection:
+        # An empty file is a store whose creation a crash cut short (SQLite writes
+        # nothing before the schema's transaction commits): it is made afresh.
         existed = self.file.exists() and self.file.stat().st_size > 0
         try:
             db = sqlite3.connect(self.file, check_same_thread=False, isolation_level=None)
