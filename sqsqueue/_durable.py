@@ -378,14 +378,17 @@ class Store:
         return handle
 
     def _open(self, durability: str) -> sqlite3.Connection:
-        # An empty file is a store whose creation a crash cut short (SQLite writes
-        # nothing before the schema's transaction commits): it is made afresh.
         existed = self.file.exists() and self.file.stat().st_size > 0
         try:
             db = sqlite3.connect(self.file, check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open {self.file}: {exc}") from None
         try:
+            if existed and _unfinished(db):
+                # A store whose creation a crash cut short: the schema and the
+                # identifying pragmas commit in one transaction, so before it the
+                # file holds no table at all (at most the WAL mode). Made afresh.
+                existed = False
             if existed:
                 app = db.execute("PRAGMA application_id").fetchone()[0]
                 if app != APPLICATION_ID:
@@ -405,9 +408,11 @@ class Store:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if durability == 'machine' else 'NORMAL'}")
             if not existed:
-                db.executescript(f"BEGIN;\n{_SCHEMA}\nCOMMIT;")
-                db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                # One transaction: a crash leaves either no table or the whole store.
+                db.executescript(
+                    f"BEGIN;\n{_SCHEMA}\nPRAGMA application_id={APPLICATION_ID};\n"
+                    f"PRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;"
+                )
         except StorageError:
             db.close()
             raise
@@ -667,6 +672,14 @@ class Store:
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
         self._lock_file.close()
+
+
+def _unfinished(db: sqlite3.Connection) -> bool:
+    """A database file with no schema and no application id: what a crash
+    during a store's creation leaves (never a foreign file with data)."""
+    app = db.execute("PRAGMA application_id").fetchone()[0]
+    tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    return bool(app == 0 and tables == 0)
 
 
 @contextlib.contextmanager

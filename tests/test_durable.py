@@ -380,6 +380,28 @@ class TestTheDirectory:
         with Broker(clock=clock, data_dir=tmp_path) as again:
             assert [m.body for m in standard(again).receive(10)] == ["kept"]
 
+    def test_a_store_whose_creation_a_crash_cut_short_is_made_afresh(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        """Before the schema's transaction commits, the file holds at most the WAL
+        mode (SQLite writes that header first): no table, no application id. It
+        opens as a new store; a foreign file with a table in it stays refused."""
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.close()
+        assert (tmp_path / DB_NAME).stat().st_size > 0
+        with Broker(clock=clock, data_dir=tmp_path) as b:
+            b.create_queue("jobs").send("x")
+        with Broker(clock=clock, data_dir=tmp_path) as b:
+            assert len(standard(b)) == 1
+        foreign = tmp_path / "foreign"
+        foreign.mkdir()
+        db = sqlite3.connect(foreign / DB_NAME)
+        db.execute("CREATE TABLE mine (x)")
+        db.close()
+        with pytest.raises(errors.StorageError, match="not a sqsqueue data file"):
+            Broker(clock=clock, data_dir=foreign)
+
     def test_the_directory_keeps_its_account_and_region(
         self, tmp_path: Path, clock: ManualClock
     ) -> None:
