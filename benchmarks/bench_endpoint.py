@@ -188,29 +188,9 @@ def raise_fd_limit() -> None:
 # -- the workloads, identical for both servers ------------------------------------------------
 
 
-def cycle_rate(sqs: Any, name: str, cycles: int, repeats: int) -> float:
-    """Messages/s of send + receive(10) + delete on an empty queue: best of ``repeats``."""
-    url = sqs.create_queue(QueueName=name)["QueueUrl"]
-    send, receive, delete = sqs.send_message, sqs.receive_message, sqs.delete_message
-    for _ in range(20):  # warm the connection and botocore's caches
-        send(QueueUrl=url, MessageBody=BODY)
-        [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-        delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-    best = math.inf
-    for _ in range(repeats):
-        gc.collect()
-        t0 = perf()
-        for _ in range(cycles):
-            send(QueueUrl=url, MessageBody=BODY)
-            [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
-            delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-        best = min(best, perf() - t0)
-    return cycles / best
-
-
-def stored_cycle_rate(sqs: Any, url: str, cycles: int) -> float:
-    """Messages/s of send + receive(10) + delete on a queue that also stores
-    delayed messages (never receivable during the run): one timed pass."""
+def cycles_took(sqs: Any, url: str, cycles: int) -> float:
+    """Seconds for ``cycles`` of send + receive(10) (getting the one message
+    just sent) + delete on ``url``."""
     send, receive, delete = sqs.send_message, sqs.receive_message, sqs.delete_message
     gc.collect()
     t0 = perf()
@@ -218,7 +198,21 @@ def stored_cycle_rate(sqs: Any, url: str, cycles: int) -> float:
         send(QueueUrl=url, MessageBody=BODY)
         [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
         delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-    return cycles / (perf() - t0)
+    return perf() - t0
+
+
+def cycle_rate(sqs: Any, name: str, cycles: int, repeats: int) -> float:
+    """Messages/s of send + receive(10) + delete on an empty queue: best of
+    ``repeats``, after 20 cycles that warm the connection and botocore's caches."""
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    cycles_took(sqs, url, 20)
+    return cycles / min(cycles_took(sqs, url, cycles) for _ in range(repeats))
+
+
+def stored_cycle_rate(sqs: Any, url: str, cycles: int) -> float:
+    """Messages/s of the same cycles on a queue that also stores delayed
+    messages (never receivable during the run): one timed pass."""
+    return cycles / cycles_took(sqs, url, cycles)
 
 
 def receive_latencies(

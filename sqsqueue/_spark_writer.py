@@ -299,7 +299,7 @@ class _Sender:
         later = [q for q in self._pending if q.group == p.group and q.index > p.index]
         if later:
             self.held.setdefault(p.group, []).extend(q.index for q in later)
-            self._pending = [q for q in self._pending if q not in later]
+            self._pending = [q for q in self._pending if q.group != p.group or q.index < p.index]
 
     def raise_failures(self, partition: int) -> None:
         if not self.failures:

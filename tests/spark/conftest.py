@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need pip install 'sqsqueue[spark]'")
 
-from sqsqueue import Broker, ManualClock
+from sqsqueue import Broker, ManualClock, SystemClock
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,3 +68,12 @@ def clock() -> ManualClock:
 def broker(clock: ManualClock) -> Broker:
     """A Broker for account 123456789012 on ``clock``."""
     return Broker(clock=clock, account_id="123456789012")
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Broker, str]]:
+    """A broker on the system clock, served on 127.0.0.1 for the test module:
+    (broker, endpoint URL). The data source reaches it over HTTP, as it would AWS."""
+    broker = Broker(clock=SystemClock(), account_id="123456789012")
+    with broker.serve(host="127.0.0.1", port=0, credentials=None) as handle:
+        yield broker, handle.endpoint_url

@@ -11,13 +11,13 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sqsqueue import Broker, FifoQueue, Queue, SystemClock
+from sqsqueue import Broker, FifoQueue, Queue
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,14 +25,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 AnyQueue = Queue | FifoQueue
-
-
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Broker, str]]:
-    """A broker on the system clock, served on 127.0.0.1: (broker, endpoint URL)."""
-    broker = Broker(clock=SystemClock(), account_id="123456789012")
-    with broker.serve(host="127.0.0.1", port=0, credentials=None) as handle:
-        yield broker, handle.endpoint_url
 
 
 @pytest.fixture(scope="module")

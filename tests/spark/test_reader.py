@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from sqsqueue import Broker, FifoQueue, Queue, SystemClock
+from sqsqueue import Broker, FifoQueue, Queue
 from sqsqueue._spark_datasource import (
     Connection,
     SqsDataSource,
@@ -27,13 +26,6 @@ from sqsqueue._spark_datasource import (
 from sqsqueue._spark_schema import SOURCE_SCHEMA
 
 AnyQueue = Queue | FifoQueue
-
-
-@pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Broker, str]]:
-    broker = Broker(clock=SystemClock(), account_id="123456789012")
-    with broker.serve(host="127.0.0.1", port=0, credentials=None) as handle:
-        yield broker, handle.endpoint_url
 
 
 _names = iter(range(1_000_000))
