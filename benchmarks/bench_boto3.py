@@ -86,7 +86,7 @@ import boto3  # noqa: E402
 
 import sqsqueue  # noqa: E402
 from sqsqueue import Broker, ManualClock, Queue, SendEntry  # noqa: E402
-from sqsqueue.aws import mock_sqs  # noqa: E402
+from sqsqueue.testing import mock_sqs  # noqa: E402
 
 SECTION = "Through boto3: sqsqueue mock_sqs vs moto mock_aws"
 REGION = "us-east-1"

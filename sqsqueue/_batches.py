@@ -6,7 +6,7 @@ plain values, or boto3-shaped dicts. Request-level problems (no entries, more
 than 10, bad or repeated ids) raise and do nothing (``docs/aws-behaviour.md``
 §2.1); each entry's own failure is reported with its Id. This module also holds
 the boto3 vocabulary of a message (``MESSAGE_MEMBERS``) that the boto3-shaped
-client (``_client.py``) shares.
+client (``sqsqueue.aws._client``) shares.
 """
 
 from __future__ import annotations

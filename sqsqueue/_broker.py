@@ -266,6 +266,17 @@ class Broker(Generic[C]):
             if isinstance(lock, DurableLock):
                 lock.closers.discard(closer)
 
+    def _close_with(self, other: Broker[Any]) -> None:
+        """Close ``other`` when this broker closes (at once if it is closed
+        already). An internal interface: ``mock_sqs`` ties the brokers it makes
+        for other regions to the one it was given. O(1)."""
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._followers.append(other)
+        if closed:
+            other.close()
+
     def _close(self) -> None:
         with self._lock:
             already = self._closed
@@ -635,7 +646,7 @@ class Broker(Generic[C]):
         URLs it answers with point at an HTTP endpoint serving this broker."""
         # A documented lazy import: the client is an adapter above the broker
         # (docs/architecture.md); importing it here would make a cycle.
-        from sqsqueue._client import Client
+        from sqsqueue.aws._client import Client
 
         return Client(self, principal=principal, endpoint_url=endpoint_url)
 
@@ -660,7 +671,7 @@ class Broker(Generic[C]):
         self._check_open()  # a closed broker would answer every request ServiceClosed
         # A documented lazy import, as in client(): the server is an adapter
         # and an optional extra.
-        from sqsqueue.server import serve
+        from sqsqueue.server._run import serve
 
         return serve(self, host=host, port=port, credentials=credentials, **options)
 

@@ -2,10 +2,10 @@
 ``Broker.client()`` and ``Broker.serve()``.
 
 The broker offers both as conveniences, but the classes behind them live in
-adapter modules above it (``_client.py``, ``server.py``), imported lazily
-inside those two methods. Typing the results by these protocols keeps every
-import pointing down (``docs/architecture.md``); the adapter classes subclass
-them, so mypy checks that they keep their word.
+adapter packages above it (``sqsqueue.aws._client``, ``sqsqueue.server._run``),
+imported inside those two methods. Typing the results by these protocols keeps
+every other import pointing down (``docs/architecture.md``); the adapter
+classes subclass them, so mypy checks that they keep their word.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Protocol, Self
 
 
 class SQSClient(Protocol):
-    """A boto3-shaped SQS client over a broker (:class:`sqsqueue._client.Client`):
+    """A boto3-shaped SQS client over a broker (:class:`sqsqueue.aws._client.Client`):
     snake_case operations taking AWS's parameter names, returning AWS's response
     dicts, raising :mod:`sqsqueue.errors` exceptions."""
 

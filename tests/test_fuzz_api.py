@@ -47,7 +47,7 @@ from sqsqueue import (
     Queue,
     SendEntry,
 )
-from sqsqueue._client import OPERATIONS
+from sqsqueue.aws._client import OPERATIONS
 from sqsqueue.errors import SQSError
 from tests._profiles import LONG
 
@@ -817,7 +817,7 @@ class TestBrokerMethods:
         q._check()
 
 
-#: The parameters of each operation (botocore's SQS model, as sqsqueue._client takes them).
+#: The parameters of each operation (botocore's SQS model, as sqsqueue.aws._client takes them).
 OPERATION_PARAMS: dict[str, tuple[str, ...]] = {
     "AddPermission": ("QueueUrl", "Label", "AWSAccountIds", "Actions"),
     "CancelMessageMoveTask": ("TaskHandle",),

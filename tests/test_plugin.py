@@ -138,7 +138,7 @@ def test_plugin_import_is_light() -> None:
         "assert 'boto3' not in sys.modules, 'boto3'; "
         "assert 'hypothesis' not in sys.modules, 'hypothesis'; "
         "names = {getattr(e[1], '__module__', '') for e in botocore.handlers.BUILTIN_HANDLERS}; "
-        "assert 'sqsqueue.aws._mock' in names, names"
+        "assert 'sqsqueue.testing._hooks' in names, names"
     )
     assert result.returncode == 0, result.stderr
 

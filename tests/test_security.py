@@ -33,8 +33,8 @@ from sqsqueue import (
     errors,
 )
 from sqsqueue import _limits as L
-from sqsqueue._client import OPERATIONS
 from sqsqueue._policy import OWNER_ONLY
+from sqsqueue.aws._client import OPERATIONS
 from tests._machines import snapshot
 
 START = 1_700_000_000.0

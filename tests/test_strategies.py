@@ -123,7 +123,7 @@ def test_message_attributes_round_trip_through_boto3(
     attributes (binary base64 on the wire) and both MD5s arrive intact."""
     import boto3
 
-    from sqsqueue.aws import mock_sqs
+    from sqsqueue.testing import mock_sqs
 
     with mock_sqs(Broker(clock=ManualClock(start=START))):
         client = boto3.client(

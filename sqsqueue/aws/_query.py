@@ -22,7 +22,7 @@ last one), applied by :func:`_element` and :func:`_entry`:
 The one list the query model never had (ReceiveMessage's
 ``MessageSystemAttributeNames``, added with the JSON protocol) is read as
 ``MessageSystemAttributeName.N`` (UNCONFIRMED). The parameters then go to the
-same :class:`~sqsqueue._client.Client` as JSON requests: no SQS rule lives
+same :class:`~sqsqueue.aws._client.Client` as JSON requests: no SQS rule lives
 here. Cost: linear in the size of the request and of the answer.
 """
 
@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
-from sqsqueue._client import OPERATIONS
+from sqsqueue.aws._client import OPERATIONS
 from sqsqueue.aws._errors import MalformedQueryString, MissingAction, NoSuchVersion
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, QueueDoesNotExist, SQSError
 

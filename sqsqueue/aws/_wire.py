@@ -4,7 +4,7 @@
 (``X-Amz-Target: AmazonSQS.<Operation>``, a JSON body) and returns the status,
 headers and body AWS would answer with, errors included (section 1.4):
 ``x-amzn-query-error: <legacy code>;Sender`` and ``{"__type": ..., "message":
-...}``. It is a thin translation over :class:`sqsqueue._client.Client`, which is
+...}``. It is a thin translation over :class:`sqsqueue.aws._client.Client`, which is
 itself a thin translation over the engine: no SQS rule lives here. It needs
 neither boto3 nor botocore.
 """
@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqsqueue._client import OPERATIONS, Client
+from sqsqueue.aws._client import OPERATIONS, Client
 from sqsqueue.errors import (
     AccessDenied,
     InternalError,

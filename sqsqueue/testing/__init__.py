@@ -4,11 +4,12 @@ reusable state machine for checking your own consumers.
 * :func:`mock_sqs` routes boto3 and aiobotocore SQS calls to a
   :class:`~sqsqueue.Broker` (needs ``sqsqueue[aws]``); an aiobotocore long
   poll awaits the engine without blocking the event loop. Importing this
-  package registers its botocore handlers, so no client created afterwards
-  can reach AWS while a mock is active (the pytest plugin imports it when
-  pytest starts).
-* The pytest plugin (auto-registered) provides ``sqs_clock``, ``sqs_broker`` and
-  ``sqs_client`` fixtures.
+  package registers its botocore handlers (:mod:`sqsqueue.testing._hooks`),
+  so no client created afterwards can reach AWS while a mock is active; the
+  pytest plugin imports it when pytest starts. The handlers pass every request
+  through while no mock is active. Nothing else in sqsqueue registers them.
+* The pytest plugin (:mod:`sqsqueue.testing.plugin`, auto-registered)
+  provides ``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures.
 * :mod:`sqsqueue.testing.strategies` and :mod:`sqsqueue.testing.stateful` need
   ``hypothesis``.
 """
@@ -20,17 +21,25 @@ from typing import TYPE_CHECKING, Any
 from sqsqueue._faults import Faults
 
 if TYPE_CHECKING:
-    from sqsqueue.aws._mock import MockSQS
+    from sqsqueue._broker import Broker
+    from sqsqueue.testing._mock import MockSQS
 
 __all__ = ["Faults", "MockSQS", "mock_sqs"]
 
 
-def mock_sqs(broker: Any = None) -> MockSQS:
-    """Route every boto3 and aiobotocore SQS call to ``broker`` (see
-    :func:`sqsqueue.aws.mock_sqs`)."""
-    from sqsqueue.aws._mock import mock_sqs as _mock_sqs
+def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
+    """Route every boto3 and aiobotocore SQS call to ``broker`` (a fresh one if
+    None) while active: a context manager, a decorator, or ``start()``/``stop()``.
 
-    return _mock_sqs(broker)
+    >>> import boto3, sqsqueue
+    >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
+    ...     sqs = boto3.client("sqs", region_name="us-east-1")
+    ...     sqs.create_queue(QueueName="jobs")["QueueUrl"]
+    'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
+    """
+    from sqsqueue.testing._mock import MockSQS
+
+    return MockSQS(broker)
 
 
 def _install_hooks() -> None:
@@ -38,14 +47,15 @@ def _install_hooks() -> None:
 
     botocore copies its handler list into each session it creates, so clients
     made after this (a module-level ``boto3.client("sqs")`` in the code under
-    test, say) are served by any mock_sqs active when they send. The handlers
-    pass every request through untouched while no mock is active.
+    test, say) are served by any mock_sqs active when they send.
     """
     try:
         import botocore  # noqa: F401
     except ImportError:  # no botocore: no client can exist to escape
         return
-    import sqsqueue.aws._mock  # noqa: F401  (registers on import)
+    from sqsqueue.testing import _hooks
+
+    _hooks.install()
 
 
 _install_hooks()
@@ -53,7 +63,7 @@ _install_hooks()
 
 def __getattr__(name: str) -> Any:
     if name == "MockSQS":
-        from sqsqueue.aws._mock import MockSQS
+        from sqsqueue.testing._mock import MockSQS
 
         return MockSQS
     raise AttributeError(name)

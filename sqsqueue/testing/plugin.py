@@ -51,7 +51,7 @@ def sqs_client(sqs_broker: Broker[ManualClock]) -> Iterator[Any]:
         import boto3
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("the sqs_client fixture needs boto3: pip install sqsqueue[aws]") from exc
-    from sqsqueue.aws import mock_sqs
+    from sqsqueue.testing import mock_sqs
 
     with mock_sqs(sqs_broker):
         yield boto3.client(

@@ -24,8 +24,8 @@ from botocore import UNSIGNED
 from botocore.config import Config
 
 from sqsqueue import Broker, ManualClock
-from sqsqueue.aws import mock_sqs
 from sqsqueue.server import EndpointHandle
+from sqsqueue.testing import mock_sqs
 from tests.aws import _helpers
 
 ACCOUNT = "123456789012"

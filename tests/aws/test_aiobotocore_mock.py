@@ -25,7 +25,7 @@ from aiobotocore.session import get_session
 from botocore.exceptions import ClientError
 
 from sqsqueue import Broker, ManualClock, SystemClock
-from sqsqueue.aws import mock_sqs
+from sqsqueue.testing import mock_sqs
 from tests.aws._helpers import ACCOUNT, REGION, arn_of, assert_aws_error, url_of
 
 

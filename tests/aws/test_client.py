@@ -17,8 +17,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sqsqueue import Broker, ManualClock, errors
-from sqsqueue._client import OPERATIONS, Client
-from sqsqueue.aws import mock_sqs
+from sqsqueue.aws._client import OPERATIONS, Client
+from sqsqueue.testing import mock_sqs
 from tests.aws._helpers import arn_of, strip_metadata, url_of
 
 OTHER = "111122223333"

@@ -14,7 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import EndpointConnectionError, NoCredentialsError
 
 from sqsqueue import Broker, ManualClock
-from sqsqueue.aws import MockSQS, mock_sqs
+from sqsqueue.testing import MockSQS, mock_sqs
 from tests.aws._helpers import url_of
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, refused at once
@@ -213,7 +213,7 @@ def test_session_created_before_the_first_mock_is_intercepted(tmp_path: Any) -> 
     script = (
         "import boto3\n"
         "from botocore.config import Config\n"
-        "from sqsqueue.aws import mock_sqs\n"
+        "from sqsqueue.testing import mock_sqs\n"
         "s = boto3.session.Session(aws_access_key_id='t', aws_secret_access_key='t',"
         " region_name='us-east-1')\n"
         f"c = s.client('sqs', endpoint_url='{CLOSED}',"

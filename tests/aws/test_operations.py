@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from sqsqueue import ManualClock
-from sqsqueue._client import OPERATIONS
+from sqsqueue.aws._client import OPERATIONS
 from tests.aws._helpers import arn_of, url_of
 
 

@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sqsqueue import Broker
-from sqsqueue.aws import mock_sqs
+from sqsqueue.testing import mock_sqs
 from tests.aws._helpers import arn_of, assert_aws_error, url_of
 
 OTHER = "111122223333"

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from sqsqueue import Broker
-from sqsqueue.aws import mock_sqs
+from sqsqueue.testing import mock_sqs
 from tests.aws._helpers import arn_of, url_of
 
 

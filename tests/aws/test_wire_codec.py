@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqsqueue import Broker
-from sqsqueue._client import OPERATIONS, Client
 from sqsqueue.aws import handle
+from sqsqueue.aws._client import OPERATIONS, Client
 from tests.aws._helpers import url_of
 
 URL = url_of("jobs")

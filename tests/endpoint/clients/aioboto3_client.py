@@ -17,7 +17,7 @@ async def in_process() -> dict[str, Any]:
     import aioboto3
 
     from sqsqueue import Broker
-    from sqsqueue.aws import mock_sqs
+    from sqsqueue.testing import mock_sqs
 
     report: dict[str, Any] = {}
     session = aioboto3.Session(

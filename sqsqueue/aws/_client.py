@@ -14,8 +14,8 @@ response has ``Failed`` only when an entry failed, as AWS answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from sqsqueue._batches import MESSAGE_MEMBERS, system_trace
 from sqsqueue._fifo import FifoQueue
@@ -30,10 +30,67 @@ from sqsqueue._standard import Queue
 from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
-if TYPE_CHECKING:
-    from sqsqueue._broker import Broker
+__all__ = ["OPERATIONS", "BrokerAPI", "Client"]
 
-__all__ = ["OPERATIONS", "Client"]
+
+class _Page(Protocol):
+    """One page of queue URLs (``sqsqueue.ListQueuesResult``)."""
+
+    @property
+    def queue_urls(self) -> Sequence[str]: ...
+    @property
+    def next_token(self) -> str | None: ...
+
+
+class BrokerAPI(Protocol):
+    """What the client needs of a :class:`~sqsqueue.Broker`: its namespace and
+    move-task operations. Typing the client by this, not by the class, keeps the
+    adapters free of an import of ``sqsqueue._broker``, so ``Broker.client()``
+    can build a client without an import cycle (docs/architecture.md)."""
+
+    @property
+    def account_id(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    def get_queue(self, ref: str) -> Queue | FifoQueue: ...
+    def get_queue_url(
+        self, name: str, *, queue_owner_account_id: str | None = ..., principal: str | None = ...
+    ) -> str: ...
+    def create_queue(
+        self,
+        name: str,
+        *,
+        attributes: Mapping[str, object] | None = ...,
+        tags: Mapping[str, str] | None = ...,
+    ) -> Queue | FifoQueue: ...
+    def delete_queue(self, ref: str, *, principal: str | None = ...) -> None: ...
+    def list_queues(
+        self,
+        prefix: str | None = ...,
+        *,
+        max_results: int | None = ...,
+        next_token: str | None = ...,
+    ) -> _Page: ...
+    def list_dead_letter_source_queues(
+        self,
+        ref: str,
+        *,
+        max_results: int | None = ...,
+        next_token: str | None = ...,
+        principal: str | None = ...,
+    ) -> _Page: ...
+    def start_message_move_task(
+        self,
+        source_arn: str,
+        *,
+        destination_arn: str | None = ...,
+        max_number_of_messages_per_second: int | None = ...,
+        principal: str | None = ...,
+    ) -> str: ...
+    def list_message_move_tasks(
+        self, source_arn: str, *, max_results: int | None = ..., principal: str | None = ...
+    ) -> list[dict[str, object]]: ...
+    def cancel_message_move_task(self, task_handle: str, *, principal: str | None = ...) -> int: ...
 
 #: The 23 operations of the botocore SQS model (section 2).
 OPERATIONS = (
@@ -180,7 +237,7 @@ class Client(SQSClient):
     """
 
     def __init__(
-        self, broker: Broker[Any], *, principal: str | None = None, endpoint_url: str | None = None
+        self, broker: BrokerAPI, *, principal: str | None = None, endpoint_url: str | None = None
     ) -> None:
         self.broker = broker
         self.principal = principal

@@ -39,30 +39,33 @@ keeps serving every other service. See :func:`_defer_moto`.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import re
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Coroutine
-from types import TracebackType
-from typing import Any, TypeVar
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 import botocore
 import botocore.handlers
 from botocore.awsrequest import AWSResponse
 
-from sqsqueue._broker import Broker
-from sqsqueue._client import Client
+from sqsqueue.aws._client import Client
 from sqsqueue.aws._wire import encode_error, handle, handle_async, internal_error
 
-__all__ = ["MockSQS", "mock_sqs"]
+__all__ = ["Served", "activate", "current", "deactivate", "install"]
 
-F = TypeVar("F", bound=Callable[..., Any])
 _HOST = re.compile(r"https?://sqs\.([a-z0-9-]+)\.amazonaws\.com")
 
-_active: list[MockSQS] = []
+
+
+class Served(Protocol):
+    """What the hooks need of an active mock: the client serving a region."""
+
+    def client_for(self, region: str | None) -> Client: ...
+
+
+_active: list[Served] = []
 _active_lock = threading.Lock()
 _installed: list[bool] = []  # non-empty once the handlers are registered
 
@@ -95,7 +98,8 @@ class _AsyncRawBody:
         return body
 
 
-def _current() -> MockSQS | None:
+def current() -> Served | None:
+    """The innermost active mock, or None."""
     with _active_lock:
         return _active[-1] if _active else None
 
@@ -128,7 +132,7 @@ def _defer_moto() -> None:
         return
 
     def passthrough_service(service: str) -> bool:
-        if service == "sqs" and _current() is not None:
+        if service == "sqs" and current() is not None:
             return True
         return bool(original(service))
 
@@ -163,7 +167,7 @@ def _unpack(request: Any) -> tuple[bytes, dict[str, str], str | None]:
 
 
 async def _answer_async(
-    mock: MockSQS, url: str, body: bytes, headers: dict[str, str], region: str | None
+    mock: Served, url: str, body: bytes, headers: dict[str, str], region: str | None
 ) -> Any:
     """The aiobotocore response to one request: a long poll awaits the engine."""
     from aiobotocore.awsrequest import AioAWSResponse
@@ -181,7 +185,7 @@ async def _answer_async(
 def _before_send_async(request: Any, **_: Any) -> Coroutine[Any, Any, Any] | None:
     """The ``before-send`` handler of an aiobotocore client: aiobotocore's
     emitter awaits the coroutine it answers on the caller's event loop."""
-    mock = _current()
+    mock = current()
     if mock is None:
         return None
     _defer_moto()
@@ -190,7 +194,7 @@ def _before_send_async(request: Any, **_: Any) -> Coroutine[Any, Any, Any] | Non
 
 
 def _before_send(request: Any, **_: Any) -> AWSResponse | Coroutine[Any, Any, Any] | None:
-    mock = _current()
+    mock = current()
     if mock is None:
         return None
     if _from_aiobotocore(request):
@@ -207,7 +211,7 @@ def _before_send(request: Any, **_: Any) -> AWSResponse | Coroutine[Any, Any, An
 
 
 def _choose_signer(**_: Any) -> Any:
-    return botocore.UNSIGNED if _current() is not None else None
+    return botocore.UNSIGNED if current() is not None else None
 
 
 class _AioServed:
@@ -233,7 +237,7 @@ def _creating_client_class(base_classes: list[type], **_: Any) -> None:
         base_classes.insert(0, _AioServed)
 
 
-def _install() -> None:
+def install() -> None:
     """Register the handlers once, for every botocore session old and new."""
     with _active_lock:
         if _installed:
@@ -254,93 +258,17 @@ def _install() -> None:
         _installed.append(True)
 
 
-class MockSQS:
-    """Serve SQS requests from a :class:`~sqsqueue.Broker` while active.
-
-    Use as a context manager, a decorator (sync or async functions), or with
-    :meth:`start` / :meth:`stop`. Requests for another region than the
-    broker's go to a broker of that region sharing its clock and account.
-    """
-
-    def __init__(self, broker: Broker[Any] | None = None) -> None:
-        self.broker = broker if broker is not None else Broker()
-        self._brokers: dict[str, Broker[Any]] = {self.broker.region: self.broker}
-        self._lock = threading.Lock()
-        self._saved_region: str | None = None
-
-    def client_for(self, region: str | None) -> Client:
-        """The dict-level client of the broker serving ``region``."""
-        if region is None:
-            return Client(self.broker)
-        with self._lock:
-            broker = self._brokers.get(region)
-            if broker is None:
-                broker = self._brokers[region] = Broker(
-                    clock=self.broker.clock, region=region, account_id=self.broker.account_id
-                )
-                # Closing the mock's broker closes the brokers of every region.
-                self.broker._followers.append(broker)
-                if self.broker.closed:
-                    broker.close()
-        return Client(broker)
-
-    def start(self) -> MockSQS:
-        _install()
-        with _active_lock:
-            _active.append(self)
-        return self
-
-    def stop(self) -> None:
-        with _active_lock:
-            if self in _active:
-                _active.remove(self)
-
-    def __enter__(self) -> Broker[Any]:
-        self.start()
-        return self.broker
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def __call__(self, func: F) -> F:
-        if asyncio.iscoroutinefunction(func):
-
-            @functools.wraps(func)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                with self:
-                    return await func(*args, **kwargs)
-
-            return async_wrapper  # type: ignore[return-value]
-
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self:
-                return func(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
 
 
-def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
-    """Route every boto3/botocore/aiobotocore SQS call to ``broker`` (a fresh one
-    if None). An aiobotocore client's long poll awaits the engine, never
-    blocking its event loop.
-
-    >>> import boto3, sqsqueue
-    >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
-    ...     sqs = boto3.client("sqs", region_name="us-east-1")
-    ...     sqs.create_queue(QueueName="jobs")["QueueUrl"]
-    'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
-    """
-    return MockSQS(broker)
+def activate(mock: Served) -> None:
+    """Serve SQS requests from ``mock`` until :func:`deactivate` (innermost wins)."""
+    install()
+    with _active_lock:
+        _active.append(mock)
 
 
-# Register at import (the handlers do nothing while no mock is active): a
-# botocore session only picks up BUILTIN_HANDLERS when it is created, so a
-# session made after this import but before the first mock starts must already
-# carry them, or its SQS calls would escape to the real endpoint.
-_install()
+def deactivate(mock: Served) -> None:
+    """Stop serving from ``mock``; a mock not active is ignored."""
+    with _active_lock:
+        if mock in _active:
+            _active.remove(mock)

@@ -1,0 +1,338 @@
+"""An SQS endpoint over HTTP: every SQS client reaches a :class:`~sqsqueue.Broker`.
+
+``python -m sqsqueue serve`` (or ``sqsqueue serve``, :mod:`._cli`), :meth:`Broker.serve
+<sqsqueue.Broker.serve>` and the ``sqs_endpoint_url`` pytest fixture all serve
+:class:`Endpoint`, an ASGI application, with uvicorn (extra
+``sqsqueue[server]``, :mod:`._run`). The application is a transport and nothing more: it
+reads a request, hands the bytes to a protocol codec and the codec's
+operation to the broker's :class:`~sqsqueue.aws._client.Client`, and writes the
+answer back. No SQS rule lives here.
+
+* **Protocols.** AWS JSON 1.0 (``X-Amz-Target: AmazonSQS.<Action>``, what
+  current SDKs speak; codec :mod:`sqsqueue.aws._wire`) and the query protocol
+  (form-encoded ``Action=...``, XML answers; codec :mod:`sqsqueue.aws._query`)
+  on ``/`` and on queue URLs (``POST /<account>/<queue>``, GET too). Each bad
+  request gets AWS's 4xx error in its own protocol; a bug answers 500
+  ``InternalError`` and is logged with its traceback, which never reaches the
+  client.
+* **Queue URLs** point at the endpoint (``http://<Host header>/<account>/<name>``)
+  and are accepted back, as are AWS-style ones.
+* **Long polls** await ``Queue.receive_async``: a waiting ReceiveMessage costs a
+  suspended task and its connection (about 18 KiB of RSS, measured with 1,000
+  held: ``benchmarks/RESULTS.md``), never a thread, and never delays other
+  requests. Closing the endpoint answers open polls
+  with an empty ReceiveMessage at once.
+* **Security.** Binds 127.0.0.1 by default. ``credentials`` turns on AWS
+  Signature V4 verification (:mod:`sqsqueue.aws._sigv4`, on botocore's
+  signer); the verified key's account is the caller the queue policy checks.
+  A non-loopback address is refused without credentials unless
+  ``allow_anonymous``. Request bodies, header bytes and header counts are
+  bounded. A request's head must arrive within ``idle_timeout`` seconds of
+  the connection opening (or of the previous answer), and its body within
+  ``idle_timeout`` more, or the connection is closed and the request
+  abandoned (:mod:`sqsqueue.server._http`); a request whose body never arrives
+  whole is never run. Bytes that are not HTTP get AWS's 400
+  ``InvalidHttpRequest`` in the request's protocol.
+
+Cost: each request costs its operation's cost plus parsing (linear in the
+body); the server runs every operation on its event loop thread (none but a
+long poll waits, and a long poll never blocks the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import re
+import socket
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl
+
+from sqsqueue.aws import _errors, _query, _wire
+from sqsqueue.aws._client import BrokerAPI, Client
+from sqsqueue.errors import SQSError
+from sqsqueue.server._credentials import Credentials, check_credentials
+
+__all__ = ["DEFAULT_PORT", "MAX_HEADERS", "MAX_HEADER_BYTES", "Endpoint", "is_loopback"]
+
+logger = logging.getLogger("sqsqueue.server")
+
+#: ElasticMQ's port, which SQS tooling already knows.
+DEFAULT_PORT = 9324
+#: More headers than any SDK sends (botocore sends about 10) are refused.
+MAX_HEADERS = 64
+#: Bytes of header names and values together, checked by the Endpoint. h11
+#: buffers at most twice that of a head arriving in pieces (request line and
+#: syntax included), so a head somewhat over the bound still gets the
+#: Endpoint's answer in its own protocol, and a larger one InvalidHttpRequest.
+MAX_HEADER_BYTES = 16 * 1024
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
+
+
+class _RequestTooLarge(Exception):
+    pass
+
+
+class _Abandoned(Exception):
+    """The request's body never arrived whole: the client went away (or was cut
+    off at its read deadline) first. Nothing runs and nothing is answered: a
+    truncated form is still a well-formed form, and running it would store a
+    truncated message."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback address."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+class Endpoint:
+    """The ASGI application serving one broker (see the module docstring).
+
+    ``credentials`` maps access key ids to secrets (the key acts as the
+    broker's own account) or to ``(secret, account_id)`` pairs (the key acts as
+    that account, which the queue's policy must then allow). Without them
+    requests are not authenticated and act as the broker's account.
+    """
+
+    def __init__(
+        self,
+        broker: BrokerAPI,
+        *,
+        credentials: Credentials | None = None,
+        max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
+        max_headers: int = MAX_HEADERS,
+        max_header_bytes: int = MAX_HEADER_BYTES,
+    ) -> None:
+        self.broker = broker
+        self.credentials: dict[str, tuple[str, str]] | None = None
+        if credentials is not None:
+            self.credentials = check_credentials(credentials, broker.account_id)
+        self.max_request_bytes = max_request_bytes
+        self.max_headers = max_headers
+        self.max_header_bytes = max_header_bytes
+        self.default_endpoint_url = "http://127.0.0.1"
+        self._polls: set[asyncio.Task[Any]] = set()
+        self._closing = False
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def close_polls(self) -> None:
+        """Answer every open long poll now (empty), and any later one at once.
+        Call on the server's event loop. O(open polls)."""
+        self._closing = True
+        for task in list(self._polls):
+            task.cancel()
+
+    # -- ASGI -----------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # websockets are refused by the server itself
+            return
+        request_id = str(uuid.uuid4())
+        headers: dict[str, str] = {}
+        json_protocol = False
+        try:
+            raw_headers: Sequence[tuple[bytes, bytes]] = scope["headers"]
+            for name, value in raw_headers:
+                key = name.decode("latin-1").lower()
+                text = value.decode("latin-1")
+                headers[key] = f"{headers[key]},{text}" if key in headers else text
+            json_protocol = "x-amz-target" in headers or headers.get("content-type", "").startswith(
+                "application/x-amz-json"
+            )
+            if len(raw_headers) > self.max_headers:
+                raise _errors.InvalidRequest(
+                    f"The request has {len(raw_headers)} headers; at most "
+                    f"{self.max_headers} are accepted."
+                )
+            # h11 bounds only a head that arrives in pieces; one read can carry more.
+            header_bytes = sum(len(name) + len(value) for name, value in raw_headers)
+            if header_bytes > self.max_header_bytes:
+                raise _errors.InvalidRequest(
+                    f"The request's headers are {header_bytes} bytes; at most "
+                    f"{self.max_header_bytes} are accepted."
+                )
+            body = await self._body(receive, headers)
+            answer = await self._answer(scope, headers, body, json_protocol, request_id)
+        except _Abandoned:
+            return
+        except _RequestTooLarge:
+            err: SQSError = _errors.RequestTooLarge(
+                f"The request body is larger than {self.max_request_bytes} bytes."
+            )
+            answer = self._error(err, json_protocol, request_id)
+        except SQSError as exc:
+            answer = self._error(exc, json_protocol, request_id)
+        except Exception as exc:
+            logger.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
+            answer = self._error(_wire.internal_error(exc), json_protocol, request_id)
+        status, out_headers, payload = answer
+        out_headers["Content-Length"] = str(len(payload))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+    async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        """The whole body; raises :class:`_Abandoned` if the client disconnects
+        first or fewer bytes than its Content-Length arrived."""
+        declared = headers.get("content-length")
+        expected = int(declared) if declared is not None and declared.isdigit() else None
+        if expected is not None and expected > self.max_request_bytes:
+            raise _RequestTooLarge
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Abandoned
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_request_bytes:
+                raise _RequestTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        if expected is not None and size != expected:
+            raise _Abandoned
+        return b"".join(chunks)
+
+    def _error(
+        self, err: SQSError, json_protocol: bool, request_id: str
+    ) -> tuple[int, dict[str, str], bytes]:
+        if json_protocol:
+            return _wire.encode_error(err, request_id)
+        return _query.encode_error(err, request_id)
+
+    def _endpoint_url(self, headers: Mapping[str, str]) -> str:
+        host = headers.get("host", "")
+        if _HOST.fullmatch(host):
+            return f"http://{host}"
+        return self.default_endpoint_url
+
+    async def _answer(
+        self,
+        scope: Scope,
+        headers: Mapping[str, str],
+        body: bytes,
+        json_protocol: bool,
+        request_id: str,
+    ) -> tuple[int, dict[str, str], bytes]:
+        method = scope.get("method", "")
+        endpoint_url = self._endpoint_url(headers)
+        principal = None
+        if self.credentials is not None:
+            # Lazy: _sigv4 needs botocore, which an anonymous endpoint never loads.
+            from sqsqueue.aws import _sigv4
+
+            query = scope.get("query_string", b"").decode("latin-1")
+            path = scope.get("raw_path") or scope.get("path", "/").encode()
+            url = f"{endpoint_url}{path.decode('latin-1')}" + (f"?{query}" if query else "")
+            principal = _sigv4.verify(
+                self.credentials, method, url, scope["headers"], body, self.broker.region
+            )
+        client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
+        if json_protocol:
+            if method != "POST":
+                raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
+            operation, params = _wire.decode(headers.get("x-amz-target"), body, headers)
+            result = await self._call(client, operation, params)
+            return _wire.encode(result, request_id)
+        if method not in ("POST", "GET"):
+            raise _errors.InvalidRequest(f"The query protocol takes POST or GET, not {method}.")
+        form = _form(scope.get("query_string", b""))
+        if method == "POST" and body:
+            form += _form(body)
+        operation, params = _query.decode(form, scope.get("path", "/"), endpoint_url)
+        result = await self._call(client, operation, params)
+        return _query.encode(operation, result, request_id)
+
+    async def _call(self, client: Client, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        if operation != "ReceiveMessage":
+            return client.call(operation, params)
+        if self._closing:
+            params = {**params, "WaitTimeSeconds": 0}
+        task = asyncio.current_task()
+        assert task is not None
+        self._polls.add(task)
+        try:
+            return await client.call_async(operation, params)
+        except asyncio.CancelledError:
+            if not self._closing:
+                raise
+            # The endpoint is stopping: answer the poll as its deadline would
+            # (no messages; none was taken, the engine takes them without awaiting).
+            task.uncancel()
+            return {}
+        finally:
+            self._polls.discard(task)
+
+
+#: A ``%`` that does not start a two-digit hex escape.
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _form(raw: bytes) -> list[tuple[str, str]]:
+    """The pairs of a query string or form body, decoded strictly: a malformed
+    ``%`` escape or bytes that are not UTF-8 (raw or escaped) raise AWS's
+    MalformedQueryString rather than reaching a queue as U+FFFD."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _errors.MalformedQueryString("The request is not UTF-8 form data.") from None
+    bad = _BAD_ESCAPE.search(text)
+    if bad is not None:
+        raise _errors.MalformedQueryString(
+            f"The query string has a malformed escape at character {bad.start()}: "
+            "% must be followed by two hexadecimal digits."
+        )
+    try:
+        return parse_qsl(
+            text,
+            keep_blank_values=True,
+            strict_parsing=False,
+            max_num_fields=10_000,
+            errors="strict",
+        )
+    except UnicodeDecodeError:
+        raise _errors.MalformedQueryString(
+            "The query string has percent-escapes that are not UTF-8."
+        ) from None
+    except ValueError:
+        raise _errors.MalformedQueryString("The request has too many parameters.") from None
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

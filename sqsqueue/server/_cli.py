@@ -1,0 +1,134 @@
+"""The ``sqsqueue`` command (``python -m sqsqueue``): ``sqsqueue serve`` serves a
+fresh broker until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from sqsqueue._broker import Broker
+from sqsqueue.errors import SQSError
+from sqsqueue.server._app import DEFAULT_PORT, Endpoint
+from sqsqueue.server._credentials import load_credentials
+from sqsqueue.server._run import IDLE_TIMEOUT, EndpointHandle, bind, refuse_open, uvicorn_server
+
+__all__ = ["main"]
+
+
+def _port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: use 0 (any) to 65535")
+    return port
+
+
+def _seconds(text: str) -> float:
+    """``--idle-timeout``: a number of seconds greater than 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(f"{text} seconds: the timeout must be greater than 0")
+    return seconds
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sqsqueue", description="sqsqueue: Amazon SQS semantics, in process."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_cmd = commands.add_parser("serve", help="serve an SQS endpoint over HTTP")
+    serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
+    serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
+    serve_cmd.add_argument(
+        "--account-id", default="000000000000", help="the broker's account id (12 digits)"
+    )
+    serve_cmd.add_argument(
+        "--credentials",
+        metavar="FILE",
+        help='JSON {"<access key id>": "<secret>", ...}: require Signature V4 requests',
+    )
+    serve_cmd.add_argument(
+        "--allow-anonymous",
+        action="store_true",
+        help="serve a non-loopback address without credentials",
+    )
+    serve_cmd.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=IDLE_TIMEOUT,
+        help="seconds a connection may take to send a request's head, then its body, "
+        "or stay idle (30)",
+    )
+    serve_cmd.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep queues and messages in DIR and restore them on the next start (SQLite)",
+    )
+    serve_cmd.add_argument(
+        "--durability",
+        choices=("process", "machine"),
+        default="process",
+        help="with --data-dir: a returned call survives a crash of the process (default) "
+        "or also power loss (fsync per call); see docs/guarantees.md",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``sqsqueue serve``: serve a fresh broker until SIGINT or SIGTERM."""
+    args = _parser().parse_args(argv)
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        print("sqsqueue serve needs uvicorn: pip install 'sqsqueue[server]'", file=sys.stderr)
+        return 2
+    try:
+        credentials = load_credentials(args.credentials) if args.credentials else None
+        broker = Broker(
+            region=args.region,
+            account_id=args.account_id,
+            data_dir=args.data_dir,
+            durability=args.durability,
+        )
+        refuse_open(args.host, credentials, args.allow_anonymous)
+        endpoint = Endpoint(broker, credentials=credentials)
+        sock = bind(args.host, args.port)
+    except (OSError, ValueError, SQSError) as exc:
+        print(f"sqsqueue serve: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handle = EndpointHandle(uvicorn_server(endpoint, args.idle_timeout), endpoint, sock, args.host)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    handle.start()
+    auth = "Signature V4 required" if credentials else "no authentication"
+    kept = f"kept in {broker.data_dir}" if broker.data_dir else "in memory"
+    print(
+        f"sqsqueue: serving SQS at {handle.endpoint_url} (region {broker.region}, "
+        f"account {broker.account_id}, {auth}, {kept}); Ctrl-C stops",
+        flush=True,
+    )
+    while not stop.wait(0.5):
+        if not handle._thread.is_alive():
+            return 1
+    handle.close()
+    broker.close()
+    print("sqsqueue: stopped", flush=True)
+    return 0

@@ -1,0 +1,185 @@
+"""Running an :class:`~sqsqueue.server._app.Endpoint`: uvicorn on a background
+thread with the hardened HTTP protocol of :mod:`._http`, the listening socket,
+the refusal to serve a non-loopback address anonymously, and the handle
+``Broker.serve()`` returns. uvicorn is imported when a server is built, so
+importing this module needs nothing beyond the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import socket
+import threading
+from types import TracebackType
+from typing import Any
+
+from sqsqueue._ports import ServedEndpoint
+from sqsqueue.aws._client import BrokerAPI
+from sqsqueue.server._app import MAX_HEADER_BYTES, Endpoint, is_loopback
+from sqsqueue.server._credentials import Credentials
+
+__all__ = ["IDLE_TIMEOUT", "SHUTDOWN_GRACE", "EndpointHandle", "check_serve_options", "serve"]
+
+logger = logging.getLogger("sqsqueue.server")
+
+#: Seconds a connection may take to send a request's head (or stay idle between
+#: requests), then as long again for its body (:mod:`sqsqueue.server._http`).
+IDLE_TIMEOUT = 30
+#: Seconds open requests are given to finish when the server stops.
+SHUTDOWN_GRACE = 3
+
+
+def uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
+    import uvicorn
+
+    from sqsqueue.server._http import protocol_class
+
+    class _Server(uvicorn.Server):
+        """uvicorn's server, answering open long polls first when it stops."""
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            endpoint.close_polls()
+            await super().shutdown(sockets)
+
+    config = uvicorn.Config(
+        endpoint,
+        lifespan="off",
+        # h11 (bounds a head's bytes: h11_max_incomplete_event_size),
+        # with a read deadline and AWS-shaped 400s (sqsqueue.server._http).
+        http=protocol_class(idle_timeout),
+        ws="none",
+        log_config=None,  # leave the application's logging alone
+        access_log=False,
+        timeout_keep_alive=max(1, math.ceil(idle_timeout)),  # the read deadline comes first
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        h11_max_incomplete_event_size=2 * MAX_HEADER_BYTES,
+        server_header=False,
+        proxy_headers=False,
+    )
+    return _Server(config)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP, not the default 0: accepted sockets inherit the listener's
+    # proto, and asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # sockets whose proto says TCP. With it on, a response written as headers
+    # then body waits for the client's delayed ACK: about 40 ms per request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def refuse_open(host: str, credentials: object, allow_anonymous: bool) -> None:
+    if credentials is None and not allow_anonymous and not is_loopback(host):
+        raise PermissionError(
+            f"refusing to serve on {host} without credentials: anyone who can reach that "
+            "address could read, send and delete messages. Give credentials "
+            "(--credentials FILE, or serve(credentials={key: secret})) to require signed "
+            "requests, or --allow-anonymous (allow_anonymous=True) if the network is yours."
+        )
+
+
+class EndpointHandle(ServedEndpoint):
+    """A running endpoint: ``.endpoint_url``, ``.close()``, a context manager."""
+
+    def __init__(self, server: Any, endpoint: Endpoint, sock: socket.socket, host: str) -> None:
+        self._server = server
+        self.endpoint = endpoint
+        self._socket = sock
+        port = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        #: ``http://<host>:<port>``: give it to any SQS client as its endpoint URL.
+        self.endpoint_url = f"http://{shown}:{port}"
+        self.port: int = port
+        endpoint.default_endpoint_url = self.endpoint_url
+        self._thread = threading.Thread(
+            target=self._run, name=f"sqsqueue-endpoint-{port}", daemon=True
+        )
+        self._failed: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            self._server.run(sockets=[self._socket])
+        except BaseException as exc:  # reported by start()
+            self._failed = exc
+            logger.exception("the endpoint stopped on an error")
+
+    def start(self, timeout: float = 10.0) -> EndpointHandle:
+        """Start the server thread; return once it accepts connections."""
+        self._thread.start()
+        tick = threading.Event()
+        for _ in range(int(timeout / 0.005)):
+            if self._server.started or not self._thread.is_alive():
+                break
+            tick.wait(0.005)
+        if not self._server.started:
+            self.close()
+            raise RuntimeError(f"the endpoint did not start: {self._failed!r}")
+        return self
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop serving: open long polls are answered (empty), connections closed,
+        the thread joined. Returns within ``SHUTDOWN_GRACE`` seconds or so."""
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        with contextlib.suppress(OSError):
+            self._socket.close()
+
+    def __enter__(self) -> EndpointHandle:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EndpointHandle({self.endpoint_url!r})"
+
+
+def check_serve_options(port: object, idle_timeout: object) -> None:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be 0 (any free port) to 65535, not {port!r}")
+    if (
+        isinstance(idle_timeout, bool)
+        or not isinstance(idle_timeout, int | float)
+        or not (idle_timeout > 0 and math.isfinite(idle_timeout))
+    ):
+        raise ValueError(f"idle_timeout must be a number of seconds > 0, not {idle_timeout!r}")
+
+
+def serve(
+    broker: BrokerAPI,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    credentials: Credentials | None = None,
+    allow_anonymous: bool = False,
+    idle_timeout: float = IDLE_TIMEOUT,
+) -> EndpointHandle:
+    """Serve ``broker`` over HTTP from a background thread; see :meth:`Broker.serve`.
+
+    Raises ``PermissionError`` for a non-loopback ``host`` without
+    ``credentials`` (unless ``allow_anonymous``), ``ValueError`` for a port
+    outside 0..65535 or an ``idle_timeout`` not above 0, and ``OSError`` when
+    the address cannot be bound.
+    """
+    check_serve_options(port, idle_timeout)
+    refuse_open(host, credentials, allow_anonymous)
+    endpoint = Endpoint(broker, credentials=credentials)
+    sock = bind(host, port)
+    return EndpointHandle(uvicorn_server(endpoint, idle_timeout), endpoint, sock, host).start()
