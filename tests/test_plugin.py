@@ -216,3 +216,16 @@ def test_importing_sqsqueue_testing_registers_the_hooks() -> None:
         )
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("module", ["sqsqueue", "sqsqueue.aws", "sqsqueue.server"])
+def test_importing_the_engine_or_the_endpoint_registers_nothing(module: str) -> None:
+    """Only ``sqsqueue.testing`` (and the plugin, and a mock starting) add
+    handlers to botocore; importing the engine, the codecs or the endpoint
+    leaves botocore as it was."""
+    result = _fresh_python(
+        f"import botocore.handlers; before = list(botocore.handlers.BUILTIN_HANDLERS); "
+        f"import {module}; "
+        "assert botocore.handlers.BUILTIN_HANDLERS == before"
+    )
+    assert result.returncode == 0, result.stderr

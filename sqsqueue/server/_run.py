@@ -30,10 +30,19 @@ IDLE_TIMEOUT = 30
 SHUTDOWN_GRACE = 3
 
 
-def uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
-    import uvicorn
+#: What serving without the ``server`` extra says.
+NEEDS_EXTRA = "serving needs uvicorn: pip install 'sqsqueue[server]'"
 
-    from sqsqueue.server._http import protocol_class
+
+def uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
+    """uvicorn's server for ``endpoint``; ImportError naming the extra when
+    uvicorn is not installed."""
+    try:
+        import uvicorn
+
+        from sqsqueue.server._http import protocol_class
+    except ImportError as exc:
+        raise ImportError(NEEDS_EXTRA) from exc
 
     class _Server(uvicorn.Server):
         """uvicorn's server, answering open long polls first when it stops."""

@@ -66,12 +66,6 @@ def sqs_client(sqs_broker: Broker[ManualClock]) -> Iterator[Any]:
 def sqs_endpoint_url(sqs_broker: Broker[Any]) -> Iterator[str]:
     """``http://127.0.0.1:<port>``: ``sqs_broker`` served over HTTP for the test,
     so a subprocess, the AWS CLI or any SDK reaches the same broker; needs
-    ``sqsqueue[server]``."""
-    try:
-        import uvicorn  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "the sqs_endpoint_url fixture needs uvicorn: pip install sqsqueue[server]"
-        ) from exc
+    ``sqsqueue[server]`` (without it, serving raises an ImportError naming it)."""
     with sqs_broker.serve() as endpoint:
         yield endpoint.endpoint_url

@@ -1,0 +1,197 @@
+"""sqsqueue as users install it: a wheel built from this tree, its core
+dependencies, and each extra bringing what its adapter package imports."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import venv
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Which extra each adapter package's users install. The engine (every other
+#: module) has only the core dependencies.
+EXTRA_OF = {
+    "sqsqueue.aws": "aws",
+    "sqsqueue.server": "server",
+    "sqsqueue.spark": "spark",
+    "sqsqueue.testing": "testing",
+}
+
+#: Imports that run only where the user already has the library, each because
+#: the library is what calls sqsqueue: the pytest plugin is loaded by pytest,
+#: and mock_sqs's aiobotocore answer is built only for an aiobotocore client.
+PRESENT_WHEN_USED = {
+    "sqsqueue.testing.plugin": {"pytest"},
+    "sqsqueue.testing._hooks": {"aiobotocore"},
+}
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+@cache
+def _closure(requirements: tuple[str, ...]) -> frozenset[str]:
+    """The distributions ``requirements`` bring, transitively (as installed
+    here; markers for extras are skipped: an extra must be asked for)."""
+    seen: set[str] = set()
+    todo = [_name(r) for r in requirements]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo.extend(_name(r) for r in requires if "extra ==" not in r)
+    return frozenset(seen)
+
+
+def _project() -> dict[str, object]:
+    data: dict[str, object] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return data
+
+
+def _distributions_of(module: str) -> set[str]:
+    """The distributions that provide top-level ``module`` (empty: stdlib)."""
+    if module in sys.stdlib_module_names:
+        return set()
+    found = metadata.packages_distributions().get(module, [])
+    return {d.lower().replace("_", "-") for d in found} or {module}
+
+
+def _engine_to_adapter(source: str, target: str) -> bool:
+    """``Broker.client()`` and ``Broker.serve()`` import their adapter inside
+    the method: calling ``serve()`` needs the server extra, importing the
+    engine does not."""
+    return ".".join(source.split(".")[:2]) not in EXTRA_OF and (
+        ".".join(target.split(".")[:2]) in EXTRA_OF
+    )
+
+
+def _undeclared() -> dict[str, set[str]]:
+    """For each sqsqueue module, the third-party imports (its own, and those
+    of every sqsqueue module it imports, function-level and type-only
+    included) that the install its users make does not bring."""
+    import grimp
+
+    graph = grimp.build_graph("sqsqueue", include_external_packages=True)
+    project = _project()
+    core = tuple(project["dependencies"])  # type: ignore[arg-type]
+    extras: dict[str, list[str]] = project["optional-dependencies"]  # type: ignore[assignment]
+    out: dict[str, set[str]] = {}
+    for module in sorted(m for m in graph.modules if m.startswith("sqsqueue")):
+        package = ".".join(module.split(".")[:2])
+        extra = EXTRA_OF.get(package)
+        allowed = _closure(core + tuple(extras[extra] if extra else ()))
+        missing: set[str] = set()
+        seen, todo = {module}, [module]
+        while todo:
+            inner = todo.pop()
+            for target in graph.find_modules_directly_imported_by(inner):
+                if target in PRESENT_WHEN_USED.get(inner, ()):
+                    continue
+                if not target.startswith("sqsqueue"):
+                    missing |= _distributions_of(target) - allowed
+                elif target not in seen and not _engine_to_adapter(inner, target):
+                    seen.add(target)
+                    todo.append(target)
+        if missing:
+            out[module] = missing
+    return out
+
+
+def test_each_extra_brings_what_its_package_imports() -> None:
+    """A module that imports a library its users' install lacks (the engine
+    anything beyond sortedcontainers and attrs; an adapter anything beyond its
+    extra) fails here, before a user meets the ImportError."""
+    assert _undeclared() == {}
+
+
+def test_the_extras_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above catches an undeclared import: with the server extra
+    emptied, the endpoint's uvicorn is reported."""
+    real = _project()
+    extras = dict(real["optional-dependencies"])  # type: ignore[call-overload]
+    extras["server"] = []
+    monkeypatch.setattr(
+        sys.modules[__name__], "_project", lambda: {**real, "optional-dependencies": extras}
+    )
+    missing = _undeclared()
+    assert "uvicorn" in missing.get("sqsqueue.server._run", set())
+
+
+@pytest.fixture(scope="module")
+def clean_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtualenv holding the wheel built from this tree and only the
+    core dependencies; returns its python."""
+    where = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(where), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    [wheel] = where.glob("sqsqueue-*.whl")
+    env_dir = where / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+        check=True,
+        timeout=600,
+    )
+    return python
+
+
+def _run(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return subprocess.run(
+        [str(python), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd="/",
+        env=env,
+    )
+
+
+def test_the_wheel_works_with_the_core_dependencies_alone(clean_venv: Path) -> None:
+    """``pip install sqsqueue`` (no extra): the package imports, a queue round
+    trip works, and only the declared dependencies were installed."""
+    result = _run(
+        clean_venv,
+        "-c",
+        "import sqsqueue, sys\n"
+        "assert sqsqueue.__file__.startswith(sys.prefix), sqsqueue.__file__\n"
+        "q = sqsqueue.Queue('jobs', clock=sqsqueue.ManualClock())\n"
+        "q.send('hello')\n"
+        "[m] = q.receive()\n"
+        "q.delete(m.receipt_handle)\n"
+        "print(m.body, len(q))\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["hello", "0"]
+    listed = _run(clean_venv, "-m", "pip", "list", "--format=freeze")
+    names = {line.split("==")[0].lower() for line in listed.stdout.split()}
+    assert names - {"pip", "setuptools"} == {"sqsqueue", "sortedcontainers", "attrs"}
+
+
+def test_serve_without_its_extra_says_which_to_install(clean_venv: Path) -> None:
+    """``python -m sqsqueue serve`` on the core install names the extra and
+    exits 2, with no traceback."""
+    result = _run(clean_venv, "-m", "sqsqueue", "serve", "--port", "0")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "pip install 'sqsqueue[server]'" in result.stderr
+    assert "Traceback" not in result.stderr
