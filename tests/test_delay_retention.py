@@ -180,7 +180,7 @@ class TestRetention:
         assert counts(dlq) == (0, 0, 0)
 
     def test_a_source_without_a_clock_runs_on_its_dead_letter_queues(self) -> None:
-        """The README idiom ``Queue("jobs", dead_letter_queue=dlq)``: a source
+        """The docs/queues.md idiom ``Queue("jobs", dead_letter_queue=dlq)``: a source
         given no clock takes its DLQ's, and two wall clocks tell one time."""
         clock = ManualClock(start=START)
         dlq = Queue("dlq", clock=clock)

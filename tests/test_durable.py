@@ -507,7 +507,7 @@ class TestBackup:
     def test_another_process_can_copy_a_served_directory(
         self, store: Reopener, clock: ManualClock, tmp_path: Path
     ) -> None:
-        """What the README tells users of ``sqsqueue serve --data-dir``: SQLite's
+        """What docs/durability.md tells users of ``sqsqueue serve --data-dir``: SQLite's
         own backup, from another connection, while the broker has the directory."""
         self.fill(store.broker)
         (tmp_path / "copy").mkdir()

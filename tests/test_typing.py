@@ -1,5 +1,5 @@
 """What users' type checkers see (issue 12: ``broker.clock.advance(5)``, the
-README idiom, must pass ``mypy --strict``)."""
+idiom of docs/testing.md, must pass ``mypy --strict``)."""
 
 from __future__ import annotations
 
