@@ -17,13 +17,10 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from sqsqueue import Broker, FifoQueue, Queue
-from sqsqueue._spark_datasource import (
-    Connection,
-    SqsDataSource,
-    SqsOptionError,
-    SqsStreamReader,
-)
-from sqsqueue._spark_schema import SOURCE_SCHEMA
+from sqsqueue.spark._datasource import SqsDataSource
+from sqsqueue.spark._options import Connection, SqsOptionError
+from sqsqueue.spark._reader import SqsStreamReader
+from sqsqueue.spark._rows import SOURCE_SCHEMA
 
 AnyQueue = Queue | FifoQueue
 
@@ -294,10 +291,10 @@ class TestSilentFailures:
         end = r.latestOffset(start, ReadAllAvailable())
         wrapped[-1].fail_visibility = True
         threading.Event().wait(2.5)
-        with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
+        with caplog.at_level(logging.WARNING, logger="sqsqueue.spark._reader"):
             r.commit(end)
         r.stop()
-        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
+        [record] = [r for r in caplog.records if r.name == "sqsqueue.spark._reader"]
         assert "the heartbeat could not extend the visibility" in record.getMessage()
         assert "injected: connection reset" in record.getMessage()
         assert "may become visible before their batch is committed" in record.getMessage()
@@ -312,9 +309,9 @@ class TestSilentFailures:
         start = r.initialOffset()
         end = r.latestOffset(start, ReadAllAvailable())
         wrapped[-1].fail_deletes = True
-        with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
+        with caplog.at_level(logging.WARNING, logger="sqsqueue.spark._reader"):
             r.commit(end)
-        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
+        [record] = [r for r in caplog.records if r.name == "sqsqueue.spark._reader"]
         text = record.getMessage()
         assert "3 message(s) of a committed micro-batch could not be deleted" in text
         assert "ReceiptHandleIsInvalid: injected" in text

@@ -18,8 +18,8 @@ import botocore.exceptions
 import pytest
 from pyspark.sql import Row
 
-from sqsqueue._spark_datasource import Connection
-from sqsqueue._spark_writer import SqsWriteError, _write_partition
+from sqsqueue.spark._options import Connection
+from sqsqueue.spark._writer import SqsWriteError, _write_partition
 
 #: (entry, how many times this body was tried, this one included) -> None to
 #: store it, or (error code, sender fault) to fail it.
