@@ -8,9 +8,11 @@ the way the engine does (offsets pass through JSON, as through the offset log).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -149,6 +151,38 @@ class TestOptions:
         broker, endpoint = served
         with pytest.raises(SqsOptionError, match=message):
             reader(options(endpoint, new_queue(broker), **more))
+
+
+class TestRows:
+    def test_a_message_becomes_a_source_schema_row(self, served: tuple[Broker, str]) -> None:
+        """What a read task yields for a message: user attributes as strings
+        (Binary in base64, Number as its string), SQS's epoch-millisecond
+        timestamps as UTC datetimes, the system attributes as SQS's strings.
+        The driver helpers' rows are pinned the same way in test_source.py."""
+        broker, endpoint = served
+        queue = new_queue(broker)
+        sent = queue.send("a", message_attributes={"s": "text", "bin": b"\x00\xffhi", "n": 42})
+        r = reader(options(endpoint, queue, heartbeatSeconds="0"))
+        start = r.initialOffset()
+        end = r.latestOffset(start, ReadAllAvailable())
+        [partition] = r.partitions(start, end)
+        [row] = list(r.read(partition))
+        r.stop()
+        named = dict(zip(SOURCE_SCHEMA.names, row, strict=True))
+        assert named["queue_name"] == queue.name
+        assert named["message_id"] == sent.message_id
+        assert named["md5_of_body"] == sent.md5_of_body
+        assert named["message_attributes"] == {
+            "s": "text",
+            "bin": base64.b64encode(b"\x00\xffhi").decode(),
+            "n": "42",
+        }
+        sent_ms = int(named["attributes"]["SentTimestamp"])
+        assert named["sent_timestamp"] == datetime.fromtimestamp(sent_ms / 1000, tz=UTC)
+        first_ms = int(named["attributes"]["ApproximateFirstReceiveTimestamp"])
+        assert named["approximate_first_receive_timestamp"].timestamp() * 1000 == first_ms
+        assert named["approximate_receive_count"] == 1
+        assert named["message_group_id"] is None and named["sequence_number"] is None
 
 
 class TestReceive:
