@@ -1,5 +1,4 @@
 """The ``sqs`` data source's stream reader (``spark.readStream.format("sqs")``).
-
 It lives in the one Python process Spark keeps on the driver for a streaming
 query: it receives each micro-batch's messages (a long poll, then
 ``receiveConcurrency`` short polls at once), holds their receipt handles under

@@ -4,10 +4,11 @@ DataFrame can be written, the message a written row becomes
 (:class:`SinkRows`, which also gives a FIFO row without a
 ``message_deduplication_id`` its deterministic one) and the row a received
 message becomes (:func:`source_row`, :func:`timestamp`). The driver-side
-helpers (:mod:`sqsqueue.spark`) and the data source's tasks
-(:mod:`sqsqueue.spark._writer`, :mod:`sqsqueue.spark._reader`) both use these
-and nothing else, so a row is the same message, with the same deduplication
-id, whichever side writes it. Needs PySpark. The user guide is ``docs/spark.md``.
+helpers (:mod:`sqsqueue.spark`) and the data source
+(:mod:`sqsqueue.spark._datasource`, ``_writer``, ``_reader``) both use these,
+with no copy of their own, so a row becomes the same message, its
+deduplication id made the same way, whichever side writes it. Needs PySpark.
+The user guide is ``docs/spark.md``.
 """
 
 from __future__ import annotations

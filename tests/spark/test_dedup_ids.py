@@ -1,4 +1,5 @@
-"""Deterministic deduplication ids of the FIFO sink."""
+"""Deterministic deduplication ids of the FIFO sink, and the one definition of
+them the driver helpers and the data source's write tasks share."""
 
 from __future__ import annotations
 
@@ -29,14 +30,15 @@ def bodies(queue: FifoQueue) -> Counter[str]:
     return Counter(m.body for m in queue.inspect())
 
 
+@pytest.fixture
+def queue(broker: Broker) -> FifoQueue:
+    queue = broker.create_queue("ids.fifo", fifo_queue=True)
+    assert isinstance(queue, FifoQueue)
+    return queue
+
+
 class TestDeterministicIds:
     """Ids come from (sink id, batch id, row content, occurrence among identical rows)."""
-
-    @pytest.fixture
-    def queue(self, broker: Broker) -> FifoQueue:
-        queue = broker.create_queue("ids.fifo", fifo_queue=True)
-        assert isinstance(queue, FifoQueue)
-        return queue
 
     def test_identical_rows_in_one_batch_are_all_sent(
         self, spark: SparkSession, queue: FifoQueue
@@ -95,12 +97,6 @@ class TestDeterministicIds:
 class TestOneDefinition:
     """The driver helpers and the data source's write tasks make ids with one
     piece of code (``sqsqueue.spark._rows.SinkRows``); docs/spark.md defines it."""
-
-    @pytest.fixture
-    def queue(self, broker: Broker) -> FifoQueue:
-        queue = broker.create_queue("one-def.fifo", fifo_queue=True)
-        assert isinstance(queue, FifoQueue)
-        return queue
 
     def test_the_content_is_the_sink_columns_values(
         self, spark: SparkSession, queue: FifoQueue
