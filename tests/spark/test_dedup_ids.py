@@ -1,4 +1,5 @@
-"""Deterministic deduplication ids of the FIFO sink."""
+"""Deterministic deduplication ids of the FIFO sink, and the one definition of
+them the driver helpers and the data source's write tasks share."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
+from pyspark.sql import Row
 
 from sqsqueue import Broker, FifoQueue, ManualClock
 from sqsqueue.spark import foreach_batch_sink, write_dataframe
+from sqsqueue.spark._writer import _write_partition
+from tests.spark.test_writer import StubSqs, target
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -26,14 +30,15 @@ def bodies(queue: FifoQueue) -> Counter[str]:
     return Counter(m.body for m in queue.inspect())
 
 
+@pytest.fixture
+def queue(broker: Broker) -> FifoQueue:
+    queue = broker.create_queue("ids.fifo", fifo_queue=True)
+    assert isinstance(queue, FifoQueue)
+    return queue
+
+
 class TestDeterministicIds:
     """Ids come from (sink id, batch id, row content, occurrence among identical rows)."""
-
-    @pytest.fixture
-    def queue(self, broker: Broker) -> FifoQueue:
-        queue = broker.create_queue("ids.fifo", fifo_queue=True)
-        assert isinstance(queue, FifoQueue)
-        return queue
 
     def test_identical_rows_in_one_batch_are_all_sent(
         self, spark: SparkSession, queue: FifoQueue
@@ -87,3 +92,38 @@ class TestDeterministicIds:
         clock.advance(301)
         write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
         assert bodies(queue) == Counter({"same": 4, "other": 2})
+
+
+class TestOneDefinition:
+    """The driver helpers and the data source's write tasks make ids with one
+    piece of code (``sqsqueue.spark._rows.SinkRows``); docs/spark.md defines it."""
+
+    def test_the_content_is_the_sink_columns_values(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """A row's content is the values of the five sink columns, an absent
+        column counting as null and other columns not at all: the same rows
+        with an all-null ``delay_seconds`` column and a new ``n`` column are a
+        replay, not new rows."""
+        write_dataframe(frame(spark, ROWS), queue, sink_id="s", batch_id=1)
+        more = spark.createDataFrame(
+            [(body, group, None, n) for n, (body, group) in enumerate(ROWS)],
+            "body string, message_group_id string, delay_seconds int, n int",
+        ).coalesce(1)
+        write_dataframe(more, queue, sink_id="s", batch_id=1)
+        assert bodies(queue) == Counter({"same": 2, "other": 1})
+
+    def test_the_driver_and_a_write_task_agree_given_one_scope(
+        self, spark: SparkSession, queue: FifoQueue
+    ) -> None:
+        """A write task's ids are scoped by its write identity and partition id,
+        ``write_dataframe``'s by its sink id and batch id: given the same scope
+        (here "write:w" and 0; outside a Spark task the partition id is 0) both
+        give the same rows the same ids."""
+        write_dataframe(frame(spark, ROWS), queue, sink_id="write:w", batch_id=0)
+        stub = StubSqs()
+        rows = [Row(body=body, message_group_id=group) for body, group in ROWS]
+        _write_partition(target(stub, fifo=True), iter(rows), "write:w", 3)
+        by_driver = Counter(m.deduplication_id for m in queue.inspect())
+        by_task = Counter(e["MessageDeduplicationId"] for e in stub.entries)
+        assert by_task == by_driver and len(by_driver) == 3

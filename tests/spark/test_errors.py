@@ -111,6 +111,23 @@ class TestRowsTheQueueRefuses:
         assert [f.id for f in info.value.failures] == ["r1"]
         assert [m.body for m in queue.inspect()] == ["a", "c"]
 
+    def test_deduplication_id_on_a_standard_queue(
+        self, spark: SparkSession, broker: Broker
+    ) -> None:
+        """Columns are sent as given on either queue type, as the data source's
+        write tasks send them (test_writer.py): a ``message_deduplication_id`` on
+        a standard queue is refused by the queue for that row alone."""
+        queue = broker.create_queue("err-dedup-std")
+        df = spark.createDataFrame(
+            [(0, "a", "id-1"), (1, "b", None)],
+            "n int, body string, message_deduplication_id string",
+        )
+        with pytest.raises(SinkError) as info:
+            write_dataframe(df, queue, order_by="n", batch_id=1)
+        assert [(f.id, f.code) for f in info.value.failures] == [("r0", "InvalidParameterValue")]
+        assert info.value.sent == 1
+        assert [m.body for m in queue.inspect()] == ["b"]
+
 
 class TestEnvironment:
     """Environments the connector cannot work in are refused with a clear message."""

@@ -8,22 +8,21 @@ the way the engine does (offsets pass through JSON, as through the offset log).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from sqsqueue import Broker, FifoQueue, Queue
-from sqsqueue._spark_datasource import (
-    Connection,
-    SqsDataSource,
-    SqsOptionError,
-    SqsStreamReader,
-)
-from sqsqueue._spark_schema import SOURCE_SCHEMA
+from sqsqueue.spark._datasource import SqsDataSource
+from sqsqueue.spark._options import Connection, SqsOptionError
+from sqsqueue.spark._reader import SqsStreamReader
+from sqsqueue.spark._rows import SOURCE_SCHEMA
 
 AnyQueue = Queue | FifoQueue
 
@@ -152,6 +151,38 @@ class TestOptions:
         broker, endpoint = served
         with pytest.raises(SqsOptionError, match=message):
             reader(options(endpoint, new_queue(broker), **more))
+
+
+class TestRows:
+    def test_a_message_becomes_a_source_schema_row(self, served: tuple[Broker, str]) -> None:
+        """What a read task yields for a message: user attributes as strings
+        (Binary in base64, Number as its string), SQS's epoch-millisecond
+        timestamps as UTC datetimes, the system attributes as SQS's strings.
+        The driver helpers' rows are pinned the same way in test_source.py."""
+        broker, endpoint = served
+        queue = new_queue(broker)
+        sent = queue.send("a", message_attributes={"s": "text", "bin": b"\x00\xffhi", "n": 42})
+        r = reader(options(endpoint, queue, heartbeatSeconds="0"))
+        start = r.initialOffset()
+        end = r.latestOffset(start, ReadAllAvailable())
+        [partition] = r.partitions(start, end)
+        [row] = list(r.read(partition))
+        r.stop()
+        named = dict(zip(SOURCE_SCHEMA.names, row, strict=True))
+        assert named["queue_name"] == queue.name
+        assert named["message_id"] == sent.message_id
+        assert named["md5_of_body"] == sent.md5_of_body
+        assert named["message_attributes"] == {
+            "s": "text",
+            "bin": base64.b64encode(b"\x00\xffhi").decode(),
+            "n": "42",
+        }
+        sent_ms = int(named["attributes"]["SentTimestamp"])
+        assert named["sent_timestamp"] == datetime.fromtimestamp(sent_ms / 1000, tz=UTC)
+        first_ms = int(named["attributes"]["ApproximateFirstReceiveTimestamp"])
+        assert named["approximate_first_receive_timestamp"].timestamp() * 1000 == first_ms
+        assert named["approximate_receive_count"] == 1
+        assert named["message_group_id"] is None and named["sequence_number"] is None
 
 
 class TestReceive:
@@ -294,10 +325,10 @@ class TestSilentFailures:
         end = r.latestOffset(start, ReadAllAvailable())
         wrapped[-1].fail_visibility = True
         threading.Event().wait(2.5)
-        with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
+        with caplog.at_level(logging.WARNING, logger="sqsqueue.spark._reader"):
             r.commit(end)
         r.stop()
-        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
+        [record] = [r for r in caplog.records if r.name == "sqsqueue.spark._reader"]
         assert "the heartbeat could not extend the visibility" in record.getMessage()
         assert "injected: connection reset" in record.getMessage()
         assert "may become visible before their batch is committed" in record.getMessage()
@@ -312,9 +343,9 @@ class TestSilentFailures:
         start = r.initialOffset()
         end = r.latestOffset(start, ReadAllAvailable())
         wrapped[-1].fail_deletes = True
-        with caplog.at_level(logging.WARNING, logger="sqsqueue._spark_datasource"):
+        with caplog.at_level(logging.WARNING, logger="sqsqueue.spark._reader"):
             r.commit(end)
-        [record] = [r for r in caplog.records if r.name == "sqsqueue._spark_datasource"]
+        [record] = [r for r in caplog.records if r.name == "sqsqueue.spark._reader"]
         text = record.getMessage()
         assert "3 message(s) of a committed micro-batch could not be deleted" in text
         assert "ReceiptHandleIsInvalid: injected" in text

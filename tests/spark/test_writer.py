@@ -18,8 +18,8 @@ import botocore.exceptions
 import pytest
 from pyspark.sql import Row
 
-from sqsqueue._spark_datasource import Connection
-from sqsqueue._spark_writer import SqsWriteError, _write_partition
+from sqsqueue.spark._options import Connection
+from sqsqueue.spark._writer import SqsWriteError, _write_partition
 
 #: (entry, how many times this body was tried, this one included) -> None to
 #: store it, or (error code, sender fault) to fail it.
@@ -37,6 +37,7 @@ class StubSqs:
     verdict: Verdict = store_all
     stored: list[str] = field(default_factory=list)
     calls: list[list[str]] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
     tries: Counter[str] = field(default_factory=Counter)
     dedup: set[str] = field(default_factory=set)
     raise_on_call: Exception | None = None
@@ -49,6 +50,7 @@ class StubSqs:
         if self.raise_on_call is not None:
             raise self.raise_on_call
         self.calls.append([e["MessageBody"] for e in Entries])
+        self.entries.extend(Entries)
         ok: list[dict[str, str]] = []
         failed: list[dict[str, Any]] = []
         for e in Entries:
@@ -303,6 +305,21 @@ class TestCheckedBeforeSending:
         assert "The order of a group is broken: rows 4, 6, 8 of group 'a' were stored" in text
         assert "strictGroupOrder=true" in text
         assert stub.tries["a:2"] == 1
+
+
+class TestColumns:
+    def test_columns_are_sent_as_given_on_a_standard_queue(self) -> None:
+        """A standard queue gets the columns as given, a
+        ``message_deduplication_id`` included (SQS refuses it there; the driver
+        helpers send it too, test_errors.py), and no generated id."""
+        stub = StubSqs()
+        batch = [
+            Row(body="a", message_deduplication_id="id-1", delay_seconds=None),
+            Row(body="b", message_deduplication_id=None, delay_seconds=3),
+        ]
+        _write_partition(target(stub), iter(batch), "write:t", 3)
+        assert [e.get("MessageDeduplicationId") for e in stub.entries] == ["id-1", None]
+        assert [e.get("DelaySeconds") for e in stub.entries] == [None, 3]
 
 
 class TestWholeRequestErrors:

@@ -1,77 +1,30 @@
 """DataFrames into and out of sqsqueue queues (extra ``sqsqueue[spark]``).
 
-Two ways, one per use:
-
-* :func:`register` adds the ``sqs`` data source (``format("sqs")``, in
-  :mod:`sqsqueue._spark_datasource`): Spark's executors read and write over
-  HTTP with boto3, against a broker served with ``Broker.serve()`` or against
-  AWS SQS. This is the way for pipelines.
-* The helpers below run in the Spark *driver*, in your Python process, on an
-  in-process queue (``toLocalIterator``, ``createDataFrame`` and
-  ``writeStream.foreachBatch`` callbacks run right here). They stay for Spark
-  code tested on virtual time: a queue on a ``ManualClock`` cannot be served
-  to Spark's real-time workers, and here a 12-hour visibility timeout passes in
-  a call and :meth:`QueueBatch.reject` releases single messages.
-
-Sink: :func:`write_dataframe` and :func:`foreach_batch_sink`
-    Rows are pulled to the driver with ``toLocalIterator`` and sent in batches
-    of 10. Columns: ``body`` (string, required); ``message_group_id``,
-    ``message_deduplication_id``, ``message_attributes`` (map<string,string>,
-    sent as String attributes), ``delay_seconds`` (int) optional. On a FIFO
-    queue rows are sent in ``order_by`` order (give it to keep a group's order).
-    Every per-entry failure is collected and raised as :class:`SinkError` after
-    the rest of the batch was sent; nothing is dropped silently.
-
-    Delivery guarantee:
-
-    * **FIFO queue: exactly once within the 5-minute deduplication window.**
-      Rows without a ``message_deduplication_id`` get a deterministic one:
-      SHA-256 of the sink id, the batch id, the row's content and its
-      occurrence number among identical rows. A batch Spark replays (a task or
-      foreachBatch retry, a restart from the checkpoint) produces the same ids,
-      and the queue drops the duplicates. A replay later than 5 minutes can
-      duplicate. This needs deterministic input: rows computed with
-      ``rand()`` or ``current_timestamp()`` differ on replay and are sent
-      again; an explicit ``message_deduplication_id`` column replaces the
-      scheme entirely (you then own its determinism). Two *different* writes
-      must not share a (``sink_id``, ``batch_id``) pair within 5 minutes, or
-      identical rows of the second are dropped as duplicates: that is why
-      ``batch_id`` has no default.
-    * **Standard queue: at least once.** A replayed batch is sent again.
-
-Source: :class:`QueueBatch` and :func:`stream_batches`
-    Messages are received into a DataFrame with :data:`SOURCE_SCHEMA`. A batch
-    is a context manager: leaving it normally deletes its messages; leaving it
-    with an exception makes them visible again at once (visibility 0), so they
-    are redelivered and, past the queue's ``maxReceiveCount``, dead-lettered.
-    :meth:`QueueBatch.reject` releases chosen messages (say, malformed ones)
-    while the rest are deleted. While a batch is open a heartbeat thread keeps
-    extending its messages' visibility so long processing never lets them time
-    out. **Guarantee: at least once** (processing that succeeded but crashed
-    before the delete runs again).
-
-Errors are clear: pyspark missing, Java missing, Spark Connect sessions (not
-supported: callbacks would not run in this process), no ``body`` column, a
-``body`` that is not a string, rows too large for the queue.
+:func:`register` adds the ``sqs`` data source (``format("sqs")``): Spark's
+executors read and write over HTTP with boto3, against a broker served with
+``Broker.serve()`` or AWS SQS; this is the way for pipelines. The other
+helpers here run in the Spark driver, in this process, on an in-process queue
+(:func:`write_dataframe`, :func:`foreach_batch_sink`, :class:`QueueBatch`,
+:func:`stream_batches`): they are for Spark code tested on virtual time. This
+module owns those driver-side helpers and the environment checks; what a row
+means is in ``_rows`` (shared with the data source), the data source in
+``_datasource``, ``_options``, ``_reader`` and ``_writer``. Options, guarantees
+and errors of both ways: ``docs/spark.md``.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
 import os
 import shutil
 import sys
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from sqsqueue import _limits
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import (
     BatchFailure,
@@ -86,12 +39,18 @@ from sqsqueue._standard import Queue
 from sqsqueue.errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 
 try:
-    from pyspark.sql import DataFrame, Row, SparkSession
-    from pyspark.sql import types as T
+    from pyspark.sql import DataFrame, SparkSession
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("sqsqueue.spark needs PySpark 4: pip install 'sqsqueue[spark]'") from exc
 
-from sqsqueue._spark_schema import OPTIONAL_COLUMNS, SOURCE_SCHEMA  # needs pyspark, above
+# Need pyspark, imported above.
+from sqsqueue.spark._rows import (
+    SINK_COLUMNS,
+    SOURCE_SCHEMA,
+    SinkRows,
+    sink_schema_problem,
+    source_row,
+)
 
 if TYPE_CHECKING:
     AnyQueue = Queue | FifoQueue
@@ -108,8 +67,6 @@ __all__ = [
     "stream_batches",
     "write_dataframe",
 ]
-
-SEND_BATCH = 10
 
 
 class SparkSupportError(RuntimeError):
@@ -209,31 +166,19 @@ def register(spark: SparkSession) -> None:
     """Register the ``sqs`` data source (``format("sqs")``) with ``spark``.
 
     Reads and writes go through boto3 from Spark's executors, to a broker
-    served with ``Broker.serve()`` or to AWS SQS; see
-    :mod:`sqsqueue._spark_datasource` for the options and guarantees. Needs
-    boto3 (``pip install 'sqsqueue[spark]'``) on the driver and the workers.
+    served with ``Broker.serve()`` or to AWS SQS; ``docs/spark.md`` has the
+    options and guarantees. Needs boto3 (``pip install 'sqsqueue[spark]'``) on
+    the driver and the workers. Spark pickles the class by reference, so the
+    workers import it from :mod:`sqsqueue.spark._datasource` themselves.
     """
     try:
-        from sqsqueue._spark_datasource import SqsDataSource
+        from sqsqueue.spark._datasource import SqsDataSource
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("the sqs data source needs boto3: pip install 'sqsqueue[spark]'") from exc
     spark.dataSource.register(SqsDataSource)
 
 
 # -- sink ---------------------------------------------------------------------------
-
-
-def _check_sink_schema(df: DataFrame) -> None:
-    fields = {f.name: f.dataType for f in df.schema.fields}
-    if "body" not in fields:
-        raise SparkSupportError(
-            f"The DataFrame has no 'body' column (columns: {', '.join(fields) or 'none'})."
-        )
-    if not isinstance(fields["body"], T.StringType):
-        raise SparkSupportError(
-            f"The 'body' column must be a string, not {fields['body'].simpleString()}; "
-            "cast or serialise it first (e.g. to_json(struct(...)))."
-        )
 
 
 def _send_each(queue: AnyQueue, entries: Sequence[SendEntry]) -> BatchResult:
@@ -254,42 +199,6 @@ def _send_each(queue: AnyQueue, entries: Sequence[SendEntry]) -> BatchResult:
     return BatchResult(successful, tuple(failed))
 
 
-def _row_key(row: Row) -> str:
-    data = row.asDict(recursive=True)
-    return json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
-
-
-def _entries(
-    rows: Iterable[Row],
-    *,
-    fifo: bool,
-    sink_id: str,
-    batch_id: int,
-) -> Iterator[SendEntry]:
-    seen: Counter[str] = Counter()
-    for index, row in enumerate(rows):
-        data = row.asDict(recursive=True)
-        dedup = data.get("message_deduplication_id")
-        group = data.get("message_group_id")
-        if fifo and dedup is None:
-            key = _row_key(row)
-            occurrence = seen[key]
-            seen[key] += 1
-            digest = hashlib.sha256(
-                f"{sink_id}\x1f{batch_id}\x1f{occurrence}\x1f{key}".encode()
-            ).hexdigest()
-            dedup = digest
-        attributes = data.get("message_attributes")
-        yield SendEntry(
-            id=f"r{index}",
-            body=data["body"],
-            delay_seconds=data.get("delay_seconds"),
-            message_attributes=dict(attributes) if attributes else None,
-            group_id=group,
-            deduplication_id=dedup if fifo else None,
-        )
-
-
 def write_dataframe(
     df: DataFrame,
     queue: AnyQueue,
@@ -301,19 +210,21 @@ def write_dataframe(
     """Send every row of ``df`` to ``queue`` (a batch write).
 
     ``sink_id`` and ``batch_id`` seed the deterministic deduplication ids on a
-    FIFO queue (see the module docstring); give each logical write its own pair.
+    FIFO queue (``docs/spark.md``); give each logical write its own pair.
     Raises :class:`SinkError` listing every row that failed, after sending the
     others.
     """
     _check_session(df.sparkSession)
-    _check_sink_schema(df)
-    columns = [c for c in ("body", *OPTIONAL_COLUMNS) if c in df.columns]
+    problem = sink_schema_problem(df.schema)
+    if problem is not None:
+        raise SparkSupportError(f"write_dataframe: {problem}")
+    columns = [c for c in SINK_COLUMNS if c in df.columns]
     ordered = df.select(*columns)
     if order_by is not None:
         ordered = df.orderBy(*([order_by] if isinstance(order_by, str) else order_by)).select(
             *columns
         )
-    fifo = isinstance(queue, FifoQueue)
+    rows = SinkRows(isinstance(queue, FifoQueue), sink_id, batch_id)
     failures: list[BatchFailure] = []
     message_ids: list[str] = []
     sent = 0
@@ -342,9 +253,19 @@ def write_dataframe(
             sent += 1
         chunk.clear()
 
-    for entry in _entries(ordered.toLocalIterator(), fifo=fifo, sink_id=sink_id, batch_id=batch_id):
-        chunk.append(entry)
-        if len(chunk) == SEND_BATCH:
+    for index, row in enumerate(ordered.toLocalIterator()):
+        message = rows.message(row.asDict(recursive=True))
+        chunk.append(
+            SendEntry(
+                id=f"r{index}",
+                body=message.body,  # type: ignore[arg-type]  # null: the queue refuses it
+                delay_seconds=message.delay_seconds,
+                message_attributes=message.attributes,
+                group_id=message.group_id,
+                deduplication_id=message.deduplication_id,
+            )
+        )
+        if len(chunk) == _limits.BATCH_ENTRIES_MAX:
             flush()
     if chunk:
         flush()
@@ -370,39 +291,6 @@ def foreach_batch_sink(
 
 
 # -- source -------------------------------------------------------------------------
-
-
-def _timestamp(ms: str | None) -> datetime | None:
-    if not ms or ms == "0":
-        return None
-    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC)
-
-
-def _row(queue_name: str, m: Message) -> tuple[Any, ...]:
-    attrs_ = dict(m.attributes)
-    user = {
-        name: (
-            base64.b64encode(v.binary_value).decode("ascii")
-            if v.binary_value is not None
-            else v.string_value
-        )
-        for name, v in m.message_attributes.items()
-    }
-    return (
-        queue_name,
-        m.message_id,
-        m.receipt_handle,
-        m.body,
-        m.md5_of_body,
-        attrs_.get("MessageGroupId"),
-        attrs_.get("MessageDeduplicationId"),
-        attrs_.get("SequenceNumber"),
-        _timestamp(attrs_.get("SentTimestamp")),
-        int(attrs_.get("ApproximateReceiveCount", "0")),
-        _timestamp(attrs_.get("ApproximateFirstReceiveTimestamp")),
-        user,
-        attrs_,
-    )
 
 
 class QueueBatch:
@@ -458,7 +346,7 @@ class QueueBatch:
             return self.messages
         self._received = True
         while len(self.messages) < self.max_messages:
-            wanted = min(10, self.max_messages - len(self.messages))
+            wanted = min(_limits.MAX_MESSAGES_MAX, self.max_messages - len(self.messages))
             got = self.queue.receive(
                 wanted,
                 visibility_timeout=self.visibility_timeout,
@@ -473,7 +361,7 @@ class QueueBatch:
     def df(self) -> DataFrame:
         """The batch as a DataFrame with :data:`SOURCE_SCHEMA`."""
         if self._df is None:
-            rows = [_row(self.queue.name, m) for m in self.messages]
+            rows = [source_row(self.queue.name, m.to_aws()) for m in self.messages]
             self._df = self.spark.createDataFrame(rows, SOURCE_SCHEMA)
         return self._df
 
@@ -504,8 +392,8 @@ class QueueBatch:
                 return
 
     def _change(self, messages: Sequence[Message], timeout: int) -> None:
-        for start in range(0, len(messages), 10):
-            chunk = messages[start : start + 10]
+        for start in range(0, len(messages), _limits.BATCH_ENTRIES_MAX):
+            chunk = messages[start : start + _limits.BATCH_ENTRIES_MAX]
             self.queue.change_visibility_batch(
                 [
                     ChangeVisibilityEntry(f"m{i}", m.receipt_handle, timeout)
@@ -536,8 +424,8 @@ class QueueBatch:
             return
         self._change([m for m in self.messages if m.message_id in self._rejected], 0)
         keep = [m for m in self.messages if m.message_id not in self._rejected]
-        for start in range(0, len(keep), 10):
-            chunk = keep[start : start + 10]
+        for start in range(0, len(keep), _limits.BATCH_ENTRIES_MAX):
+            chunk = keep[start : start + _limits.BATCH_ENTRIES_MAX]
             result = self.queue.delete_batch(
                 [DeleteEntry(f"m{i}", m.receipt_handle) for i, m in enumerate(chunk)]
             )

@@ -1,41 +1,16 @@
-"""The write side of the ``sqs`` data source: executor tasks send their partitions.
-
-Split from :mod:`sqsqueue._spark_datasource` (options, the connection, the
-stream reader), which documents the guarantees; this module knows the queue
-only through :class:`QueueTarget`, which that module's ``Connection`` is.
-
-A task's rows go out with SendMessageBatch, 10 entries a call, in the
-partition's order. Entries that fail server-side (``SenderFault`` false) are
-sent again, up to ``maxRetries`` times; what still fails, or fails client-side,
-is reported in an :class:`SqsWriteError` that fails the task after the rest of
-the partition went out.
-
-**FIFO queues: a group's rows are stored in the partition's order.** Each row
-is first checked on the executor with the rules the queue applies to its
-content (body characters, size against the queue's ``MaximumMessageSize``,
-attributes, group and deduplication ids): a row that would be refused is not
-sent, and neither are its group's later rows in the partition (the task's error
-lists them: "an earlier row of group G failed"). The rows that pass go out 10 a
-call in the partition's order, several of one group in a call. A row the queue
-still fails server-side (``SenderFault`` false: throttling, an internal error)
-is sent again, ahead of its group's later rows, when those failed with it; if a
-later row of its group in the same call was stored, the group's order is
-already broken, so the row is not retried and the error says so. A replay of
-the write (the same ``writeId``, or the micro-batch replayed from the
-checkpoint) sends the same deduplication ids: rows already stored are dropped
-as duplicates, the rest stored after them.
-
-With ``strictGroupOrder=true`` a call carries at most one row of a group (the
-task looks up to :data:`LOOKAHEAD` rows ahead for rows of other groups to fill
-it), so no failure of any kind can be followed by a stored later row of its
-group, at a price: a partition holding fewer than 10 groups within the
-look-ahead sends fewer than 10 rows a call (one group: one row a call).
+"""The ``sqs`` data source's write tasks (``df.write`` and ``df.writeStream``
+with ``format("sqs")``): each task sends its partition's rows with
+SendMessageBatch, 10 a call, in the partition's order, retries what failed
+server-side, keeps each FIFO group in order across failures (checking rows
+before sending, holding back a failed row's later rows, ``strictGroupOrder``),
+and fails with an :class:`SqsWriteError` naming every row it did not store.
+The message a row becomes and its deduplication id come from
+:class:`._rows.SinkRows`; the queue is known only through
+:class:`QueueTarget`. Behaviour and guarantees: ``docs/spark.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -43,16 +18,15 @@ from typing import Any, Protocol
 
 import botocore.exceptions
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
-from pyspark.sql.types import Row, StructType
+from pyspark.sql.types import Row
 
-from sqsqueue import _limits as L
-from sqsqueue import _validate
-from sqsqueue._spark_schema import OPTIONAL_COLUMNS
+from sqsqueue import _limits, _validate
 from sqsqueue.errors import MissingParameter, SQSError
+from sqsqueue.spark._options import WriteOptions
+from sqsqueue.spark._rows import OutgoingMessage, SinkRows
 
 __all__ = ["SqsBatchWriter", "SqsCommitMessage", "SqsStreamWriter", "SqsWriteError"]
 
-SEND_BATCH = 10
 #: How many rows a FIFO write task with ``strictGroupOrder`` looks ahead for rows
 #: of other groups to fill a call (a call then carries at most one row of a group).
 LOOKAHEAD = 100
@@ -97,23 +71,18 @@ class SqsCommitMessage(WriterCommitMessage):
     sent: int
 
 
-def _dedup_id(identity: str, partition: int, key: str, occurrence: int) -> str:
-    text = f"{identity}\x1f{partition}\x1f{occurrence}\x1f{key}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _entry(index: int, data: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"Id": f"r{index}", "MessageBody": data["body"]}
-    if data.get("message_group_id") is not None:
-        entry["MessageGroupId"] = data["message_group_id"]
-    if data.get("message_deduplication_id") is not None:
-        entry["MessageDeduplicationId"] = data["message_deduplication_id"]
-    if data.get("delay_seconds") is not None:
-        entry["DelaySeconds"] = int(data["delay_seconds"])
-    attributes = data.get("message_attributes")
-    if attributes:
+def _entry(index: int, message: OutgoingMessage) -> dict[str, Any]:
+    """The SendMessageBatch entry of row ``index``."""
+    entry: dict[str, Any] = {"Id": f"r{index}", "MessageBody": message.body}
+    if message.group_id is not None:
+        entry["MessageGroupId"] = message.group_id
+    if message.deduplication_id is not None:
+        entry["MessageDeduplicationId"] = message.deduplication_id
+    if message.delay_seconds is not None:
+        entry["DelaySeconds"] = message.delay_seconds
+    if message.attributes:
         entry["MessageAttributes"] = {
-            k: {"DataType": "String", "StringValue": v} for k, v in attributes.items()
+            k: {"DataType": "String", "StringValue": v} for k, v in message.attributes.items()
         }
     return entry
 
@@ -133,7 +102,7 @@ class _Pending:
 
 class _Sender:
     """Sends one partition's rows: 10 a call, retrying what the server failed,
-    a FIFO group's rows in order (see the module docstring).
+    a FIFO group's rows in order (``docs/spark.md``).
 
     ``add`` each row in the partition's order, then ``flush``; ``raise_failures``
     reports what was not stored. ``client`` and ``backoff`` (seconds before the
@@ -180,7 +149,7 @@ class _Sender:
                 self._fail(_Pending(index, entry, group), *refused)
                 return
         self._pending.append(_Pending(index, entry, group))
-        ahead = LOOKAHEAD if self.fifo and self.strict else SEND_BATCH
+        ahead = LOOKAHEAD if self.fifo and self.strict else _limits.BATCH_ENTRIES_MAX
         while len(self._pending) >= ahead:
             self._call()
 
@@ -194,9 +163,9 @@ class _Sender:
                 )
                 self._max_size = int(answer["Attributes"]["MaximumMessageSize"])
             except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
-                self._max_size = L.MESSAGE_SIZE_MAX
+                self._max_size = _limits.MESSAGE_SIZE_MAX
             except (KeyError, TypeError, ValueError):
-                self._max_size = L.MESSAGE_SIZE_MAX
+                self._max_size = _limits.MESSAGE_SIZE_MAX
         return self._max_size
 
     def flush(self) -> None:
@@ -213,7 +182,9 @@ class _Sender:
             free = p.group is None or not self.strict or p.group not in seen
             if p.group is not None:
                 seen.add(p.group)
-            fits = len(taken) < SEND_BATCH and not (taken and (p.alone or taken[0].alone))
+            fits = len(taken) < _limits.BATCH_ENTRIES_MAX and not (
+                taken and (p.alone or taken[0].alone)
+            )
             (taken if free and fits else rest).append(p)
         self._pending = rest
         return taken
@@ -375,33 +346,21 @@ def _sender_fault(exc: botocore.exceptions.ClientError) -> bool:
 def _write_partition(
     target: QueueTarget,
     rows: Iterator[Row],
-    identity: str | None,
+    identity: str,
     retries: int,
     strict: bool = False,
 ) -> SqsCommitMessage:
+    """One write task: ``identity`` (the write's, see :class:`SqsBatchWriter`
+    and :class:`SqsStreamWriter`) and the partition id scope the FIFO
+    deduplication ids."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
-    fifo = target.fifo
     sender = _Sender(target, retries, strict=strict)
-    seen: dict[str, int] = {}
+    messages = SinkRows(target.fifo, identity, partition)
     for index, row in enumerate(rows):
-        data = row.asDict(recursive=True)
-        entry = _entry(index, data)
-        if fifo and "MessageDeduplicationId" not in entry:
-            # Every row counts, sent or held back: a replay numbers them the same.
-            assert identity is not None
-            key = json.dumps(
-                [data.get(c) for c in ("body", *OPTIONAL_COLUMNS)],
-                sort_keys=True,
-                default=str,
-                ensure_ascii=False,
-            )
-            occurrence = seen.get(key, 0)
-            seen[key] = occurrence + 1
-            entry["MessageDeduplicationId"] = _dedup_id(identity, partition, key, occurrence)
-        sender.add(index, entry)
+        sender.add(index, _entry(index, messages.message(row.asDict(recursive=True))))
     sender.flush()
     sender.raise_failures(partition)
     return SqsCommitMessage(partition, sender.sent)
@@ -410,22 +369,18 @@ def _write_partition(
 class SqsBatchWriter(DataSourceWriter):
     """``df.write.format("sqs")``: each task sends its partition."""
 
-    def __init__(
-        self,
-        target: QueueTarget,
-        schema: StructType,
-        write_id: str,
-        retries: int,
-        strict: bool = False,
-    ):
+    def __init__(self, target: QueueTarget, options: WriteOptions) -> None:
+        assert options.write_id is not None  # a batch write always has one
         self.connection = target
-        self.write_id = write_id
-        self.retries = retries
-        self.strict = strict
+        self.options = options
 
     def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
         return _write_partition(
-            self.connection, iterator, f"write:{self.write_id}", self.retries, self.strict
+            self.connection,
+            iterator,
+            f"write:{self.options.write_id}",
+            self.options.retries,
+            self.options.strict,
         )
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -440,18 +395,9 @@ class SqsBatchWriter(DataSourceWriter):
 class SqsStreamWriter(DataSourceStreamWriter):
     """``df.writeStream.format("sqs")``: each micro-batch's tasks send their partitions."""
 
-    def __init__(
-        self,
-        target: QueueTarget,
-        schema: StructType,
-        write_id: str | None,
-        retries: int,
-        strict: bool = False,
-    ) -> None:
+    def __init__(self, target: QueueTarget, options: WriteOptions) -> None:
         self.connection = target
-        self.write_id = write_id
-        self.retries = retries
-        self.strict = strict
+        self.options = options
 
     def write(self, iterator: Iterator[Row]) -> SqsCommitMessage:
         from pyspark import TaskContext
@@ -464,8 +410,10 @@ class SqsStreamWriter(DataSourceStreamWriter):
                 "sqs data source: a streaming write task does not know its micro-batch id "
                 f"(local property {_BATCH_ID} is missing)"
             )
-        identity = f"stream:{self.write_id or query}:{batch}"
-        return _write_partition(self.connection, iterator, identity, self.retries, self.strict)
+        identity = f"stream:{self.options.write_id or query}:{batch}"
+        return _write_partition(
+            self.connection, iterator, identity, self.options.retries, self.options.strict
+        )
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Nothing to do: the micro-batch's messages are already in the queue."""
