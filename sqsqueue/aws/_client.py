@@ -207,7 +207,7 @@ def _batch(result: BatchResult, send: bool = False) -> dict[str, Any]:
         successful.append(item)
     out: dict[str, Any] = {"Successful": successful}
     # AWS leaves Failed out when no entry failed, although the model marks it
-    # required (recorded against real AWS for SendMessageBatch, issue 12 §6;
+    # required (docs/aws-behaviour.md §2.1, recorded for SendMessageBatch;
     # Delete/ChangeMessageVisibilityBatch share the response shape and the
     # protocol's rule that empty collections are omitted, section 1.3).
     if result.failed:

@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from sqsqueue import _limits as L
+from sqsqueue import _limits
 from sqsqueue._message import MessageAttributeValue, SendEntry
 
 __all__ = [
@@ -58,9 +58,9 @@ def message_bodies(min_size: int = 1, max_size: int = 200) -> st.SearchStrategy[
     1 MiB SQS takes: a ``max_size`` over 262,144 characters is held to that in
     UTF-8 bytes)."""
     bodies = st.text(valid_characters, min_size=max(1, min_size), max_size=max_size)
-    if max_size * 4 <= L.MESSAGE_SIZE_MAX:  # even 4-byte characters fit
+    if max_size * 4 <= _limits.MESSAGE_SIZE_MAX:  # even 4-byte characters fit
         return bodies
-    return bodies.filter(lambda body: _utf8_size(body) <= L.MESSAGE_SIZE_MAX)
+    return bodies.filter(lambda body: _utf8_size(body) <= _limits.MESSAGE_SIZE_MAX)
 
 
 def invalid_bodies(max_size: int = 50) -> st.SearchStrategy[str]:
@@ -189,7 +189,7 @@ def send_batches(
     """1..10 :class:`~sqsqueue.SendEntry` with distinct ids (group and
     deduplication ids on FIFO). Bodies are held to a tenth of the 1 MiB a
     batch may carry, less room for attributes, whatever ``max_body`` says."""
-    max_body = min(max_body, (L.BATCH_PAYLOAD_MAX // 10 - 2_048) // 4)
+    max_body = min(max_body, (_limits.BATCH_PAYLOAD_MAX // 10 - 2_048) // 4)
 
     def entry(entry_id: str) -> st.SearchStrategy[SendEntry]:
         if fifo:
