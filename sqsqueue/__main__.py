@@ -1,7 +1,7 @@
-"""``python -m sqsqueue serve``: the ``sqsqueue`` command (see :mod:`sqsqueue.server`)."""
+"""``python -m sqsqueue serve``: the ``sqsqueue`` command (see :mod:`sqsqueue.cli`)."""
 
 import sys
 
-from sqsqueue.server import main
+from sqsqueue.cli import main
 
 sys.exit(main())

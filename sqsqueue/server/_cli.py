@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from sqsqueue._broker import Broker
 from sqsqueue.errors import SQSError
@@ -17,7 +18,7 @@ from sqsqueue.server._app import DEFAULT_PORT, Endpoint
 from sqsqueue.server._credentials import load_credentials
 from sqsqueue.server._run import IDLE_TIMEOUT, EndpointHandle, bind, refuse_open, uvicorn_server
 
-__all__ = ["main"]
+__all__ = ["add_command", "main", "run"]
 
 
 def _port(text: str) -> int:
@@ -43,11 +44,20 @@ def _seconds(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The ``sqsqueue`` command with ``serve`` alone (:func:`main`); the full
+    command is :func:`sqsqueue.cli.main`."""
     parser = argparse.ArgumentParser(
         prog="sqsqueue", description="sqsqueue: Amazon SQS semantics, in process."
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    add_command(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
+def add_command(commands: Any) -> None:
+    """Add ``serve`` to the ``sqsqueue`` command's subcommands (an argparse
+    ``add_subparsers()`` result); its arguments' ``run`` is :func:`run`."""
     serve_cmd = commands.add_parser("serve", help="serve an SQS endpoint over HTTP")
+    serve_cmd.set_defaults(run=run)
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
     serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
@@ -83,12 +93,15 @@ def _parser() -> argparse.ArgumentParser:
         help="with --data-dir: a returned call survives a crash of the process (default) "
         "or also power loss (fsync per call); see docs/guarantees.md",
     )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``sqsqueue serve``: serve a fresh broker until SIGINT or SIGTERM."""
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``sqsqueue serve`` with parsed arguments; the exit status."""
     try:
         import uvicorn  # noqa: F401
     except ImportError:
