@@ -29,13 +29,13 @@ import attrs
 from sortedcontainers import SortedDict
 
 from sqsqueue import _attributes, _validate
-from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
 from sqsqueue._durable import DurableLock, Store, check_durability, restore_queue
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._ports import ServedEndpoint, SQSClient
 from sqsqueue._settings import attribute_map
@@ -53,7 +53,6 @@ from sqsqueue.errors import (
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
-US = L.US
 #: The type of a broker's clock, so ``broker.clock.advance(5)`` type-checks
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
@@ -409,7 +408,7 @@ class Broker(Generic[C]):
                 assert isinstance(existing, Queue | FifoQueue)
                 return existing
             deleted = self._deleted_at.get(name)
-            if deleted is not None and now < deleted + L.RECREATE_INTERVAL * US:
+            if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
                 raise QueueDeletedRecently()
             queue = self._new_queue(name, fifo, requested)
             if clean_tags:
@@ -705,11 +704,11 @@ def _page(names: Any, prefix: str | None, max_results: object, url: Any) -> List
             "MaxResults",
             max_results,
             1,
-            L.LIST_RESULTS_MAX,
-            f"MaxResults must be an integer between 1 and {L.LIST_RESULTS_MAX}.",
+            LIST_RESULTS_MAX,
+            f"MaxResults must be an integer between 1 and {LIST_RESULTS_MAX}.",
         )
     else:
-        limit = L.LIST_RESULTS_MAX
+        limit = LIST_RESULTS_MAX
     urls: list[str] = []
     last = None
     more = False

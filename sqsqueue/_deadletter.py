@@ -27,12 +27,10 @@ from typing import Protocol
 import attrs
 
 from sqsqueue import _attributes, _validate
-from sqsqueue import _limits as L
 from sqsqueue._lifecycle import Ordering, uuid4
+from sqsqueue._limits import ACTIVE_MOVE_TASKS_MAX, MOVE_TASK_RATE_MAX, MOVE_TASKS_LISTED_MAX, US
 from sqsqueue._message import SendResult, _Record, draft, key_at, key_seq, key_time
 from sqsqueue.errors import InvalidParameterValue, ResourceNotFoundException
-
-US = L.US
 
 
 class Redrivable(Protocol):
@@ -323,7 +321,7 @@ class MoveTasks:
                 "MaxNumberOfMessagesPerSecond",
                 rate,
                 1,
-                L.MOVE_TASK_RATE_MAX,
+                MOVE_TASK_RATE_MAX,
                 "Must be between 1 and 500.",
             )
         if any(t.source_arn == source.arn for t in self._running):
@@ -331,7 +329,7 @@ class MoveTasks:
                 "There is already a task running. Only one active task is allowed for a "
                 "source queue arn at a given time."
             )
-        if len(self._running) >= L.ACTIVE_MOVE_TASKS_MAX:
+        if len(self._running) >= ACTIVE_MOVE_TASKS_MAX:
             raise InvalidParameterValue(
                 "You have reached the maximum of 100 active message move tasks."
             )
@@ -353,7 +351,7 @@ class MoveTasks:
             1
             if max_results is None
             else _validate.integer(
-                "MaxResults", max_results, 1, L.MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
+                "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
             )
         )
         tasks = self._tasks.get(source_arn, [])

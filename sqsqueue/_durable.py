@@ -40,9 +40,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from sqsqueue import _limits as L
 from sqsqueue._deadletter import MoveTask
 from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
+from sqsqueue._limits import US
 from sqsqueue._message import _Record, key_at, key_seq, key_time
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._receipts import Receipts
@@ -50,7 +50,6 @@ from sqsqueue._standard import Queue
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, StorageError
 
-US = L.US
 DB_NAME = "sqsqueue.sqlite3"
 LOCK_NAME = "sqsqueue.lock"
 #: PRAGMA application_id of a sqsqueue store ("SQSQ"), and the schema version.

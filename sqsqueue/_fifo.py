@@ -16,11 +16,11 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
+from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._ordering import FifoOrdering
@@ -103,7 +103,7 @@ class _Attempts(_Window):
         if not records:
             return  # nothing to replay: a retry is simply a new receive
         items = [(key_seq(r.skey), r.receipt_no, r.rehides) for r in records]
-        self.add(attempt_id, _Attempt(now + L.DEDUP_WINDOW * L.US, items, handles))
+        self.add(attempt_id, _Attempt(now + DEDUP_WINDOW * US, items, handles))
         queue = self._queue
         if queue._observers:
             for rec, handle in zip(records, handles, strict=True):
@@ -294,7 +294,7 @@ class FifoQueue(_BaseQueue):
         assert number is not None
         rec.sequence_number = number
         self._enqueue(rec)
-        entry = _DedupEntry(now + L.DEDUP_WINDOW * L.US, rec.message_id, rec.sequence_number)
+        entry = _DedupEntry(now + DEDUP_WINDOW * US, rec.message_id, rec.sequence_number)
         self._dedup.add(key, entry)
         return SendResult(
             rec.message_id, rec.body, rec.attributes_md5, system_md5, str(rec.sequence_number)

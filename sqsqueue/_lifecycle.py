@@ -57,8 +57,8 @@ from typing import ClassVar, Protocol
 
 from sortedcontainers import SortedKeyList
 
-from sqsqueue import _limits as L
 from sqsqueue._faults import Faults
+from sqsqueue._limits import RECEIVE_VISIBILITY_BUDGET, US
 from sqsqueue._message import (
     SEQ_BITS,
     SEQ_MASK,
@@ -71,11 +71,10 @@ from sqsqueue._message import (
 )
 from sqsqueue._receipts import Receipts
 
-US = L.US
 _VKEY = attrgetter("vkey")
 _SKEY = attrgetter("skey")
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
-_BUDGET_US = L.RECEIVE_VISIBILITY_BUDGET * US
+_BUDGET_US = RECEIVE_VISIBILITY_BUDGET * US
 
 
 class Observer(Protocol):

@@ -25,13 +25,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol, Self
 
-from sqsqueue import _attributes, _batches, _deadletter, _faults, _policy, _validate
-from sqsqueue import _limits as L
+from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _policy, _validate
 from sqsqueue._admin import QueueAdmin
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Clock, SystemClock, Waiter
 from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Lifecycle, Ordering
+from sqsqueue._limits import (
+    BATCH_PAYLOAD_MAX,
+    MAX_RECEIVE_COUNT_DEFAULT,
+    PURGE_INTERVAL,
+    US,
+)
 from sqsqueue._message import (
     BatchFailure,
     BatchResult,
@@ -62,7 +67,6 @@ from sqsqueue.errors import (
     SQSError,
 )
 
-US = L.US
 #: ``Message(...)`` and ``SendResult(...)`` without the named tuple's
 #: Python-level ``__new__``: half the cost, and one is built for every message
 #: sent or received. The tuple must list every field, in order.
@@ -162,7 +166,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             redrive = {
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": (
-                    L.MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
+                    MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
                 ),
             }
             if max_receive_count is not None and (
@@ -429,9 +433,9 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                 continue
             prepared[entry.id] = p
             total += p[0].size
-        if total > L.BATCH_PAYLOAD_MAX:
+        if total > BATCH_PAYLOAD_MAX:
             raise BatchRequestTooLong(
-                f"Batch requests cannot be longer than {L.BATCH_PAYLOAD_MAX} bytes. "
+                f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
                 f"You have sent {total} bytes."
             )
         results = self._send_prepared(list(prepared.values()), sender_id)
@@ -464,8 +468,10 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             return []
         # In flight <= lane + received: only a receive that could cross the limit
         # needs the exact count (section 4).
-        if len(self._lane) + len(self._received) + limit > L.IN_FLIGHT_MAX:
-            room = L.IN_FLIGHT_MAX - self._in_flight(now)
+        # The limit is read from its module at each receive: tests lower it.
+        in_flight_max = _limits.IN_FLIGHT_MAX
+        if len(self._lane) + len(self._received) + limit > in_flight_max:
+            room = in_flight_max - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
             limit = min(limit, room)
@@ -497,7 +503,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         # Message text UNCONFIRMED (section 4 gives the code only).
         raise OverLimit(
             "The maximum number of in flight messages is reached: "
-            f"{L.IN_FLIGHT_MAX} messages are in flight."
+            f"{_limits.IN_FLIGHT_MAX} messages are in flight."
         )
 
     def _receive_args(
@@ -744,7 +750,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         with self._lock:
             self._check_alive()
             now = self._now_us()
-            if self._last_purge is not None and now < self._last_purge + L.PURGE_INTERVAL * US:
+            if self._last_purge is not None and now < self._last_purge + PURGE_INTERVAL * US:
                 raise PurgeQueueInProgress(
                     f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
                 )

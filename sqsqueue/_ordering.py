@@ -57,9 +57,9 @@ from operator import attrgetter
 
 from sortedcontainers import SortedKeyList
 
-from sqsqueue import _limits as L
 from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
+from sqsqueue._limits import US
 from sqsqueue._message import SEQ_MASK, _Record, key_at, key_seq, key_time, last_key
 
 _KEY = attrgetter("key")
@@ -190,7 +190,7 @@ class FifoOrdering(Ordering):
         self._heads_enqueue: SortedKeyList = SortedKeyList(key=_KEY)
 
     def _delay_us(self) -> int:
-        return self.life._delay_s * L.US
+        return self.life._delay_s * US
 
     def fresh_bound(self, now: int) -> int:
         # A fresh FIFO record's vkey is its enqueue time; the queue delay is

@@ -17,12 +17,10 @@ import contextlib
 import threading
 from collections.abc import Callable, Generator, Sequence
 
-from sqsqueue import _limits as L
 from sqsqueue._clock import Clock, Waiter
 from sqsqueue._lifecycle import Ordering
+from sqsqueue._limits import US
 from sqsqueue._message import Message
-
-US = L.US
 
 #: What a poll yields to its driver: the waiter and when to stop waiting (µs).
 Poll = Generator[tuple[Waiter, int], bool, list[Message]]

@@ -13,14 +13,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 
 from sqsqueue import _attributes, _deadletter
-from sqsqueue import _limits as L
 from sqsqueue._clock import Clock
 from sqsqueue._lifecycle import History, Lifecycle, by_send_order
+from sqsqueue._limits import US
 from sqsqueue._message import HistoryEvent, MessageInfo, key_time, last_key
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidAttributeName, InvalidParameterValue
 
-US = L.US
 #: The default of every AttributeNames-style parameter; ``names_of`` knows it by
 #: identity, so the common call pays no validation.
 ALL = ("All",)

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
+from sqsqueue._limits import US
 from sqsqueue._message import SendResult, _Record, system_attributes_md5
 from sqsqueue._operations import _BaseQueue, new_send_result
 from sqsqueue._ordering import StandardOrdering
@@ -125,7 +125,7 @@ class Queue(_BaseQueue):
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         delay_s = self._delay_s if delay is None else delay
-        self._stamp(rec, now, now + delay_s * L.US, sender_id)
+        self._stamp(rec, now, now + delay_s * US, sender_id)
         self._enqueue(rec)
         return new_send_result(
             (
