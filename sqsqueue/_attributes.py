@@ -350,8 +350,9 @@ def parse(
             raise InvalidAttributeName(f"Unknown Attribute {name}.")
         if raw_name == spec.py_name and spec.integer and isinstance(value, str):
             # A keyword is Python: an int, as every integer parameter of the API
-            # (issue 12 §5). The string "5" belongs to the AWS name's map, which
-            # speaks the wire's strings.
+            # (AWS's integer members are JSON numbers, and botocore refuses a str:
+            # docs/aws-behaviour.md §1.2). The string "5" belongs to the AWS
+            # name's map, which speaks the wire's strings.
             raise InvalidAttributeValue(
                 f"Invalid value for the parameter {name}. Reason: the keyword {raw_name} "
                 f"takes an int, not {show(value)} (attributes={{{name!r}: ...}} takes strings)."
@@ -395,8 +396,9 @@ def apply_sse(values: dict[str, object], update: Mapping[str, object]) -> None:
         values["KmsDataKeyReusePeriodSeconds"] = None
     elif "KmsMasterKeyId" in update and not update["KmsMasterKeyId"]:
         # KmsMasterKeyId "" switches KMS off, and with it the data key reuse
-        # period, even one set in the same call: recorded against real AWS
-        # (issue 12 §6), GetQueueAttributes then lists neither.
+        # period, even one set in the same call: GetQueueAttributes then lists
+        # neither, as AWS was observed to do (docs/aws-behaviour.md §2.1,
+        # SetQueueAttributes).
         values["KmsMasterKeyId"] = None
         values["KmsDataKeyReusePeriodSeconds"] = None
 

@@ -95,10 +95,10 @@ def redrive_target(queue: Redrivable) -> Redrivable | None:
     assert isinstance(policy, dict)
     target = queue._resolver(policy["deadLetterTargetArn"])
     if target is None or target._deleted or target.FIFO != queue.FIFO or target is queue:
-        # A queue may name itself as its DLQ: real AWS accepted that
-        # RedrivePolicy (issue 12 §6). Moving a message into the queue it is
-        # in would change nothing but its place, so it is delivered normally
-        # (what AWS then does is UNCONFIRMED).
+        # A queue may name itself as its DLQ: AWS accepts that RedrivePolicy
+        # (docs/aws-behaviour.md §2.1, SetQueueAttributes). Moving a message
+        # into the queue it is in would change nothing but its place, so it is
+        # delivered normally (what AWS then does is UNCONFIRMED, §11).
         return None
     return target if admits_source(target, queue.arn) else None
 

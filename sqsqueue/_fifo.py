@@ -223,12 +223,10 @@ class FifoQueue(_BaseQueue):
         #: the queue was *created* with. Real AWS kept deduplicating queue-wide
         #: after SetQueueAttributes switched a queue to messageGroup (and to
         #: high throughput with FifoThroughputLimit=perMessageGroupId), and kept
-        #: per-group deduplication after a switch back: issue 12 §6, and
-        #: LocalStack's AWS-validated test_fifo_change_to_high_throughput_after_creation
-        #: / test_fifo_change_to_regular_throughput_after_creation (2025-08-19).
-        #: So a later change is stored and reported by GetQueueAttributes but does
-        #: not change which sends are duplicates; that is what was observed, not a
-        #: documented rule (it may be AWS's attribute propagation taking longer).
+        #: per-group deduplication after a switch back (``docs/aws-behaviour.md``
+        #: §9, Deduplication). So a later change is stored and reported by
+        #: GetQueueAttributes but does not change which sends are duplicates;
+        #: that is what was observed, not a documented rule.
         self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
         #: Deduplication ids sent in the last 5 minutes, and receive attempts.
         self._dedup = _Window()

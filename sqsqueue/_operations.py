@@ -172,8 +172,9 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             if max_receive_count is not None and (
                 isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
             ):
-                # An int, as every integer parameter of the Python API (issue 12
-                # §5); "3" is for the RedrivePolicy JSON text, not for this keyword.
+                # An int, as every integer parameter of the Python API (AWS's
+                # integer members are JSON numbers: docs/aws-behaviour.md §1.2);
+                # "3" is for the RedrivePolicy JSON text, not for this keyword.
                 raise InvalidAttributeValue(
                     f"Value {_attributes.render('RedrivePolicy', redrive)} for parameter "
                     "RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: "

@@ -114,9 +114,9 @@ def integer(name: str, value: object, low: int, high: int, reason: str | None = 
     ``Must be >= 0 and <= 20, if provided.``
 
     Only an ``int`` is accepted: a ``str`` such as ``"5"`` is refused like any
-    other value outside the range, with the parameter's AWS reason (issue 12
-    §5). AWS takes these parameters as integers (JSON numbers; botocore refuses
-    a str before sending, section 1.2), and a protocol that carries them as text
+    other value outside the range, with the parameter's AWS reason. AWS takes
+    these parameters as integers (JSON numbers; botocore refuses a str before
+    sending, section 1.2), and a protocol that carries them as text
     (the query protocol) is the codec's business to convert, not the engine's.
     """
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -216,13 +216,14 @@ def _attribute_name(name: object) -> str:
 def _attribute_name_chars(name: str) -> bool:
     """Letters and digits of any script, ``_``, ``-`` and ``.``.
 
-    The evidence (issue 12 §6; LocalStack's AWS-validated
-    ``test_send_message_with_invalid_string_attributes``): real AWS accepted
-    ``attr.1øßä`` and refused ``!``, ``"``, ``§``, ``(`` and ``?``. So non-ASCII
-    letters pass but non-ASCII symbols do not; the narrowest rule that fits is
-    Unicode letters (categories L*) and decimal digits (Nd), which is also
-    Java's ``Character.isLetterOrDigit``. Combining marks, other numerics
-    (``²``, ``½``), spaces, symbols and surrogates stay refused.
+    The evidence (``docs/aws-behaviour.md`` §4, attribute name; LocalStack's
+    AWS-validated ``test_send_message_with_invalid_string_attributes``): real
+    AWS accepted ``attr.1øßä`` and refused ``!``, ``"``, ``§``, ``(`` and
+    ``?``. So non-ASCII letters pass but non-ASCII symbols do not; the
+    narrowest rule that fits is Unicode letters (categories L*) and decimal
+    digits (Nd), which is also Java's ``Character.isLetterOrDigit``. Combining
+    marks, other numerics (``²``, ``½``), spaces, symbols and surrogates stay
+    refused.
     """
     if name.isascii():
         return _ATTRIBUTE_NAME.fullmatch(name) is not None
