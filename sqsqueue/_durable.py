@@ -23,8 +23,11 @@ What each durability level promises is in ``docs/guarantees.md``:
   returns, so it also survives power loss.
 
 A directory is opened by one process at a time: ``sqsqueue.lock`` holds an
-exclusive ``flock`` while the broker is open. A damaged or foreign file is a
-:class:`~sqsqueue.errors.StorageError` naming it; nothing is overwritten.
+exclusive ``flock`` while the broker is open. ``fcntl`` is imported only then,
+so ``import sqsqueue`` and in-memory brokers work where there is none
+(Windows); opening a data directory there is a ``StorageError``. A damaged or
+foreign file is a :class:`~sqsqueue.errors.StorageError` naming it; nothing is
+overwritten.
 """
 
 from __future__ import annotations
@@ -32,7 +35,6 @@ from __future__ import annotations
 import _thread
 import base64
 import contextlib
-import fcntl
 import json
 import os
 import sqlite3
@@ -329,12 +331,13 @@ class Store:
     def __init__(self, data_dir: str | os.PathLike[str], durability: str) -> None:
         check_durability(durability)
         self.path = Path(data_dir)
+        flock = _flock(self.path)  # before anything is created
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create the data directory {self.path}: {exc}") from None
         self.file = self.path / DB_NAME
-        self._lock_file = self._take_lock()
+        self._lock_file = self._take_lock(flock)
         try:
             self.db = self._open(durability)
         except BaseException:
@@ -360,14 +363,14 @@ class Store:
 
     # -- opening --------------------------------------------------------------------
 
-    def _take_lock(self) -> Any:
+    def _take_lock(self, flock: Callable[[int], None]) -> Any:
         lock_path = self.path / LOCK_NAME
         try:
             handle = open(lock_path, "a+b")  # noqa: SIM115 - held open while the broker lives
         except OSError as exc:
             raise StorageError(f"cannot open the lock file {lock_path}: {exc}") from None
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            flock(handle.fileno())
         except OSError:
             handle.close()
             raise StorageError(
@@ -671,6 +674,21 @@ class Store:
         with contextlib.suppress(sqlite3.Error):
             self.db.close()
         self._lock_file.close()
+
+
+def _flock(path: Path) -> Callable[[int], None]:
+    """The exclusive, non-blocking ``flock`` that keeps a data directory to one
+    broker. ``fcntl`` is imported here, when a directory is opened, and not with
+    the module: without it (Windows) everything but data directories works."""
+    try:
+        import fcntl
+    except ImportError:
+        raise StorageError(
+            f"cannot open the data directory {path}: locking it needs fcntl.flock, which "
+            "this platform does not have (data directories need a POSIX system; a Broker "
+            "without data_dir works here)"
+        ) from None
+    return lambda fd: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _unfinished(db: sqlite3.Connection) -> bool:

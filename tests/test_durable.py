@@ -451,6 +451,29 @@ class TestTheDirectory:
     def test_an_in_memory_broker_has_no_directory(self) -> None:
         assert Broker().data_dir is None
 
+    def test_without_fcntl_only_data_directories_are_refused(self, tmp_path: Path) -> None:
+        """Where there is no ``fcntl`` (Windows), ``import sqsqueue`` and every
+        in-memory queue and broker work; opening a data directory is a
+        StorageError that says why, and creates nothing."""
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parent.parent
+        target = tmp_path / "data"
+        done = subprocess.run(
+            [sys.executable, "-c", NO_FCNTL, str(target)],
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "round trip: hello" in done.stdout
+        assert "cannot open the data directory" in done.stdout
+        assert "fcntl" in done.stdout
+        assert not target.exists()
+
 
 class TestBackup:
     """``Broker.backup(dir)`` copies a running durable broker into a new data
@@ -519,6 +542,40 @@ class TestBackup:
         with Broker(clock=clock, data_dir=tmp_path / "copy") as restored:
             assert len(standard(restored)) == 3
             assert len(fifo(restored)) == 3
+
+
+NO_FCNTL = r"""
+import sys
+
+
+class NoFcntl:  # the import system of a platform without fcntl (Windows)
+    def find_spec(self, name, path=None, target=None):
+        if name == "fcntl":
+            raise ModuleNotFoundError("No module named 'fcntl'", name=name)
+        return None
+
+
+sys.modules.pop("fcntl", None)
+sys.meta_path.insert(0, NoFcntl())
+
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
+
+q = Queue("jobs", clock=ManualClock())
+q.send("hello")
+[m] = q.receive()
+q.delete(m.receipt_handle)
+assert len(q) == 0
+f = FifoQueue("o.fifo", clock=ManualClock(), content_based_deduplication=True)
+f.send("a", group_id="g")
+with Broker() as b:
+    b.create_queue("jobs").send("x")
+print("round trip:", m.body)
+try:
+    Broker(data_dir=sys.argv[1])
+except errors.StorageError as exc:
+    print("StorageError:", exc)
+assert "fcntl" not in sys.modules
+"""
 
 
 CHILD = r"""
