@@ -36,6 +36,7 @@ import _thread
 import base64
 import contextlib
 import json
+import operator
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -45,7 +46,15 @@ from typing import Any
 from sqsqueue._deadletter import MoveTask
 from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
 from sqsqueue._limits import US
-from sqsqueue._message import _Record, key_at, key_seq, key_time
+from sqsqueue._message import (
+    FIELDS,
+    KEY_COLUMNS,
+    RECORD_FIELDS,
+    SEQ_BITS,
+    SEQ_MASK,
+    _Record,
+    key_seq,
+)
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._receipts import Receipts
 from sqsqueue._standard import Queue
@@ -62,7 +71,13 @@ DURABILITY = ("process", "machine")
 #: receive attempts from its store.
 PRUNE_EVERY = 60 * US
 
-_SCHEMA = """
+#: The ``messages`` table: the store's ``queue`` column, then ``_message.FIELDS``.
+_MESSAGES_TABLE = (
+    "CREATE TABLE messages (\n    queue TEXT NOT NULL,\n"
+    + "".join(f"    {name} {column},\n" for name, column in FIELDS)
+    + "    PRIMARY KEY (queue, seq)\n) WITHOUT ROWID;\n"
+)
+_SCHEMA = f"""
 CREATE TABLE queues (
     name TEXT PRIMARY KEY,
     fifo INTEGER NOT NULL,
@@ -72,32 +87,7 @@ CREATE TABLE deleted (
     name TEXT PRIMARY KEY,
     at INTEGER NOT NULL
 );
-CREATE TABLE messages (
-    queue TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    message_id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    attributes TEXT,
-    attributes_md5 TEXT,
-    sender_id TEXT NOT NULL,
-    sent INTEGER NOT NULL,
-    due INTEGER NOT NULL,
-    receive_count INTEGER NOT NULL,
-    receive_base INTEGER NOT NULL,
-    first_receive INTEGER NOT NULL,
-    receipt_no INTEGER NOT NULL,
-    receive_cap INTEGER NOT NULL,
-    rehides INTEGER NOT NULL,
-    token BLOB,
-    group_id TEXT,
-    dedup_id TEXT,
-    sequence_number TEXT,
-    trace_header TEXT,
-    dlq_source_arn TEXT,
-    PRIMARY KEY (queue, seq)
-) WITHOUT ROWID;
-CREATE TABLE dedup (
+{_MESSAGES_TABLE}CREATE TABLE dedup (
     queue TEXT NOT NULL,
     key TEXT NOT NULL,
     expires INTEGER NOT NULL,
@@ -123,15 +113,26 @@ CREATE TABLE identity (
 );
 """
 
-_MESSAGE_COLUMNS = (
-    "queue, seq, message_id, body, size, attributes, attributes_md5, sender_id, sent, due, "
-    "receive_count, receive_base, first_receive, receipt_no, receive_cap, rehides, token, "
-    "group_id, dedup_id, sequence_number, trace_header, dlq_source_arn"
-)
-# Constants only are formatted into these statements, never a value.
+# A record is written and read back through these statements, derived from
+# ``_message.FIELDS`` once, here (constants only are formatted into them, never
+# a value). Written: the store's columns and the two whose values are converted
+# first (``_message_row``), then the record's other fields as they are.
+_CONVERTED = ("attributes", "sequence_number")
+_AS_IS = tuple(name for name in RECORD_FIELDS if name not in _CONVERTED)
+_as_is = operator.attrgetter(*_AS_IS)
+_WRITTEN = ("queue", *KEY_COLUMNS, *_CONVERTED, *_AS_IS)
 _UPSERT_MESSAGE = (
-    f"INSERT OR REPLACE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)})"  # noqa: S608
+    f"INSERT OR REPLACE INTO messages ({', '.join(_WRITTEN)}) "  # noqa: S608
+    f"VALUES ({', '.join('?' * len(_WRITTEN))})"
 )
+# Read: the key columns, then the record's fields in its constructor's order.
+_SELECT_MESSAGES = (
+    f"SELECT {', '.join((*KEY_COLUMNS, *RECORD_FIELDS))} FROM messages "  # noqa: S608
+    "WHERE queue = ? ORDER BY seq"
+)
+# Where a read row holds the two converted values.
+_ATTRIBUTES_AT = len(KEY_COLUMNS) + RECORD_FIELDS.index("attributes")
+_NUMBER_AT = len(KEY_COLUMNS) + RECORD_FIELDS.index("sequence_number")
 
 
 def _attributes_json(attributes: Any) -> str | None:
@@ -156,79 +157,31 @@ def _attributes_from(text: str | None) -> Any:
 
 
 def _message_row(queue: str, rec: _Record) -> tuple[Any, ...]:
-    return (
+    """A record's row, in ``_UPSERT_MESSAGE``'s column order. Runs once per
+    message written, so the keys are unpacked inline (``key_seq``, ``key_time``)."""
+    skey = rec.skey
+    number = rec.sequence_number
+    head = (
         queue,
-        key_seq(rec.skey),
-        rec.message_id,
-        rec.body,
-        rec.size,
+        skey & SEQ_MASK,
+        skey >> SEQ_BITS,
+        rec.vkey >> SEQ_BITS,
         _attributes_json(rec.attributes),
-        rec.attributes_md5,
-        rec.sender_id,
-        key_time(rec.skey),
-        key_time(rec.vkey),
-        rec.receive_count,
-        rec.receive_base,
-        rec.first_receive,
-        rec.receipt_no,
-        rec.receive_cap,
-        rec.rehides,
-        rec.token,
-        rec.group_id,
-        rec.dedup_id,
-        None if rec.sequence_number is None else str(rec.sequence_number),
-        rec.trace_header,
-        rec.dlq_source_arn,
+        None if number is None else str(number),
     )
+    return head + _as_is(rec)  # one concatenation: cheaper than unpacking into a new tuple
 
 
 def _record_from(row: tuple[Any, ...]) -> _Record:
-    (
-        _queue,
-        seq,
-        message_id,
-        body,
-        size,
-        attributes,
-        attributes_md5,
-        sender_id,
-        sent,
-        due,
-        receive_count,
-        receive_base,
-        first_receive,
-        receipt_no,
-        receive_cap,
-        rehides,
-        token,
-        group_id,
-        dedup_id,
-        sequence_number,
-        trace_header,
-        dlq_source_arn,
-    ) = row
-    rec = _Record(
-        key_at(sent, seq),
-        key_at(due, seq),
-        message_id,
-        body,
-        size,
-        _attributes_from(attributes),
-        attributes_md5,
-        sender_id,
-    )
-    rec.receive_count = receive_count
-    rec.receive_base = receive_base
-    rec.first_receive = first_receive
-    rec.receipt_no = receipt_no
-    rec.receive_cap = receive_cap
-    rec.rehides = rehides
-    rec.token = token
-    rec.group_id = group_id
-    rec.dedup_id = dedup_id
-    rec.sequence_number = None if sequence_number is None else int(sequence_number)
-    rec.trace_header = trace_header
-    rec.dlq_source_arn = dlq_source_arn
+    """The record a ``_SELECT_MESSAGES`` row holds. Runs once per message
+    restored, so the keys are packed inline (``key_at``)."""
+    seq = row[0]
+    rec = _Record((row[1] << SEQ_BITS) | seq, (row[2] << SEQ_BITS) | seq, *row[3:])
+    attributes, number = row[_ATTRIBUTES_AT], row[_NUMBER_AT]
+    if attributes is not None:
+        rec.attributes = _attributes_from(attributes)
+    if number is not None:
+        rec.sequence_number = int(number)
     return rec
 
 
@@ -599,9 +552,8 @@ class Store:
     def load_messages(self, name: str) -> Iterator[_Record]:
         """The stored messages of queue ``name``, in sequence order, read in
         chunks: a million rows never sit in memory beside their records."""
-        sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE queue = ? ORDER BY seq"  # noqa: S608
         try:
-            cursor = self.db.execute(sql, (name,))
+            cursor = self.db.execute(_SELECT_MESSAGES, (name,))
             while True:
                 rows = cursor.fetchmany(4096)
                 if not rows:
