@@ -22,7 +22,7 @@ import json
 import random as _random
 import threading
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import attrs
 
@@ -36,7 +36,7 @@ from sqsqueue.errors import InvalidParameterValue, ResourceNotFoundException
 class Redrivable(Protocol):
     """What dead-lettering and move tasks need of a queue."""
 
-    FIFO: bool
+    FIFO: ClassVar[bool]
     _values: dict[str, object]
     _deleted: bool
     _ordering: Ordering

@@ -23,14 +23,12 @@ import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol, Self
+from typing import Any, ClassVar, Protocol, Self
 
-from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _policy, _validate
-from sqsqueue._admin import QueueAdmin
+from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
-from sqsqueue._clock import Clock, SystemClock, Waiter
-from sqsqueue._faults import Faults
-from sqsqueue._lifecycle import Lifecycle, Ordering
+from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import (
     BATCH_PAYLOAD_MAX,
     MAX_RECEIVE_COUNT_DEFAULT,
@@ -50,7 +48,7 @@ from sqsqueue._message import (
     key_time,
     md5_of_attributes,
 )
-from sqsqueue._polling import LongPolling, run_async, run_sync
+from sqsqueue._polling import long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
 from sqsqueue._validate import show
@@ -62,8 +60,6 @@ from sqsqueue.errors import (
     InvalidParameterValue,
     OverLimit,
     PurgeQueueInProgress,
-    QueueDoesNotExist,
-    ServiceClosed,
     SQSError,
 )
 
@@ -97,17 +93,17 @@ def _same_time(a: Clock, b: Clock) -> bool:
     return a is b or (type(a) is SystemClock and type(b) is SystemClock)
 
 
-class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
-    """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
+class _BaseQueue(QueueSettings, abc.ABC):
+    """State and operations shared by :class:`Queue` and :class:`FifoQueue`.
 
-    FIFO: bool = False
+    The queue type gives its send rules (:meth:`_check_ids`, :meth:`_commit`,
+    abstract here) and its ordering policy (``_ORDERING``).
+    """
+
     #: The queue type's ordering policy (``_ordering.py``).
-    _ORDERING: Callable[[Lifecycle], Ordering]
+    _ORDERING: ClassVar[type[Ordering]]
     #: ReceiveRequestAttemptIds remembered for replay (FIFO queues only).
     _attempts: Attempts | None = None
-    #: Fault emulation (standard queues only; see Queue.faults). Checked before
-    #: the fault hooks are called, so an exact queue pays nothing for them.
-    _faults: Faults | None = None
 
     # -- identity ------------------------------------------------------------
 
@@ -201,7 +197,6 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         seed = random.randbytes(32) if random is not None else os.urandom(32)
         self._receipts_seed = seed  # kept by a durable broker (_durable.py)
         self._receipts = Receipts(seed, self.arn)
-        self._waiters: dict[Waiter, None] = {}  # in the order they began to wait
         self._tags: dict[str, str] = {}
         self._last_now = 0
         #: The next moment after ``now`` a move task acts (a long poll wakes then).
@@ -253,47 +248,6 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- operations' common steps --------------------------------------------
-
-    def _now_us(self) -> int:
-        # Queue time never runs backwards, even if a SystemClock is stepped
-        # back: deadlines already issued keep their meaning.
-        now = round(self._clock.now() * US)
-        if now < self._last_now:
-            return self._last_now
-        self._last_now = now
-        return now
-
-    def _check_alive(self) -> None:
-        if self._deleted:
-            raise QueueDoesNotExist()
-        if self._closed:
-            raise ServiceClosed(f"The queue {self._name} is closed.")
-
-    def _begin(self) -> int:
-        """Start an operation, under the lock: the queue must exist and be open,
-        and every deadline up to now is applied first. Returns now."""
-        if self._deleted or self._closed:
-            self._check_alive()
-        now = self._now_us()
-        self._advance(now)
-        return now
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None:
-        """Refuse ``action`` unless ``principal`` owns the queue or a policy
-        statement grants it (see ``_policy.py``). Returns the SenderId to record."""
-        if principal is None:
-            return sender_id
-        account = _policy.caller_account(principal)
-        if account != self._account_id:
-            with self._lock:
-                doc = self._values.get("Policy")
-            if not _policy.is_allowed(doc, account, action, self.arn):  # type: ignore[arg-type]
-                raise _policy.access_denied(self.url)
-        return sender_id if sender_id is not None else account
 
     # -- send ----------------------------------------------------------------
 
@@ -574,7 +528,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
                 return self._receive_now(now, limit, vis, False, attempt, names, user_names)
-        return run_sync(self._poll(None, limit, vt, wait, names, user_names, attempt), self._clock)
+        polling = long_poll(self, None, limit, vt, wait, names, user_names, attempt)
+        return run_sync(polling, self._clock)
 
     async def receive_async(
         self,
@@ -602,8 +557,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             receive_request_attempt_id,
         )
         loop = asyncio.get_running_loop()
-        poll = self._poll(loop, limit, vt, wait, names, user_names, attempt)
-        return await run_async(poll, self._clock)
+        polling = long_poll(self, loop, limit, vt, wait, names, user_names, attempt)
+        return await run_async(polling, self._clock)
 
     # -- delete and change visibility ----------------------------------------
 
