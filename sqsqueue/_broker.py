@@ -32,7 +32,7 @@ from sqsqueue import _attributes, _validate
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
-from sqsqueue._durable import DurableLock, Store, check_durability, restore_queue
+from sqsqueue._durable import DurableLock, Store, check_durability
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
@@ -208,7 +208,7 @@ class Broker(Generic[C]):
         self._deleted_at = store.load_deleted()
         for name, fifo, state in store.load_queues():
             queue = self._new_queue(name, fifo, {})
-            restore_queue(queue, state, store, now)
+            store.restore(queue, state, now)
             self._queues[name] = queue
             store.observe(queue)
         self._moves.restore(store.load_tasks())

@@ -39,12 +39,13 @@ import json
 import operator
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, cast
 
 from sqsqueue._deadletter import MoveTask
-from sqsqueue._fifo import FifoQueue, _Attempt, _DedupEntry
+from sqsqueue._fifo import Attempt, DedupEntry, FifoQueue
+from sqsqueue._lifecycle import Observer
 from sqsqueue._limits import US
 from sqsqueue._message import (
     FIELDS,
@@ -55,9 +56,7 @@ from sqsqueue._message import (
     _Record,
     key_seq,
 )
-from sqsqueue._operations import _BaseQueue
-from sqsqueue._receipts import Receipts
-from sqsqueue._standard import Queue
+from sqsqueue._operations import QueueState
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, StorageError
 
@@ -194,6 +193,46 @@ def _dedup_key_from(text: str) -> object:
     return key if isinstance(key, str) else tuple(key)
 
 
+class StoredQueue(Protocol):
+    """What the store uses of a queue, and nothing more: ``_operations._BaseQueue``
+    gives it (its section "what a durable store uses"), with the lifecycle's
+    ``_add_observer``."""
+
+    FIFO: ClassVar[bool]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def _deleted(self) -> bool: ...
+
+    def _stored_state(self) -> QueueState: ...
+
+    def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None: ...
+
+    def _add_observer(self, observer: Observer) -> None: ...
+
+
+class StoredFifoQueue(StoredQueue, Protocol):
+    """What the store uses of a FIFO queue besides: its deduplication window and
+    receive attempts (``_fifo.FifoQueue``)."""
+
+    def _dedup_key(self, rec: _Record, dedup_id: str | None = None) -> object: ...
+
+    def _dedup_entry(self, key: object) -> DedupEntry | None: ...
+
+    def _attempt(self, attempt_id: str) -> Attempt | None: ...
+
+    def _restore_windows(
+        self, dedup: Iterable[tuple[object, DedupEntry]], attempts: Iterable[tuple[str, Attempt]]
+    ) -> None: ...
+
+
+def _fifo(queue: StoredQueue) -> StoredFifoQueue | None:
+    """``queue`` as a FIFO queue, when it is one."""
+    return queue if isinstance(queue, FifoQueue) else None
+
+
 # typeshed marks _thread.RLock final; CPython lets it be subclassed, and a
 # subclass keeps every queue's ``_lock: threading.RLock`` annotation true.
 class DurableLock(_thread.RLock):  # type: ignore[misc]
@@ -241,11 +280,12 @@ class DurableLock(_thread.RLock):  # type: ignore[misc]
 class _QueueObserver:
     """The store's observer on one queue: marks what each report changed."""
 
-    __slots__ = ("name", "queue", "store")
+    __slots__ = ("fifo", "name", "queue", "store")
 
-    def __init__(self, store: Store, queue: _BaseQueue) -> None:
+    def __init__(self, store: Store, queue: StoredQueue) -> None:
         self.store = store
         self.queue = queue
+        self.fifo = _fifo(queue)
         self.name = queue.name
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
@@ -256,10 +296,11 @@ class _QueueObserver:
             store.messages[key] = rec
             if event in ("sent", "dead_letter_arrived"):
                 store.queues[self.name] = self.queue  # its sequence counter moved
-            if event == "sent" and isinstance(self.queue, FifoQueue):
-                store.dedup[(self.name, self.queue._dedup_key(rec))] = self.queue
+            if event == "sent" and self.fifo is not None:
+                store.dedup[(self.name, self.fifo._dedup_key(rec))] = self.fifo
         elif event == "receive_attempt":
-            store.attempts[(self.name, str(detail["attempt"]))] = self.queue
+            if self.fifo is not None:  # attempt ids are kept on FIFO queues only
+                store.attempts[(self.name, str(detail["attempt"]))] = self.fifo
         else:  # deleted, expired, dead_lettered, moved, purged, queue_deleted
             store.messages[key] = None
 
@@ -300,10 +341,10 @@ class Store:
         #: (queue name, seq) -> record to write, or None to delete.
         self.messages: dict[tuple[str, int], _Record | None] = {}
         #: queue name -> queue to write, or None when it was deleted.
-        self.queues: dict[str, _BaseQueue | None] = {}
+        self.queues: dict[str, StoredQueue | None] = {}
         self.deleted: dict[str, int] = {}
-        self.dedup: dict[tuple[str, object], FifoQueue] = {}
-        self.attempts: dict[tuple[str, str], _BaseQueue] = {}
+        self.dedup: dict[tuple[str, object], StoredFifoQueue] = {}
+        self.attempts: dict[tuple[str, str], StoredFifoQueue] = {}
         self.tasks: list[MoveTask] | None = None
         #: Queues purged since the last commit: their windows start empty.
         self.purged: set[str] = set()
@@ -402,7 +443,7 @@ class Store:
                     else:
                         db.execute(
                             "INSERT OR REPLACE INTO queues (name, fifo, state) VALUES (?, ?, ?)",
-                            (name, int(queue.FIFO), json.dumps(_queue_state(queue))),
+                            (name, int(queue.FIFO), _state_text(queue._stored_state())),
                         )
                 for name in purged:
                     # Before this transaction's own writes: a send after the purge
@@ -428,7 +469,7 @@ class Store:
                 if upserts:
                     db.executemany(_UPSERT_MESSAGE, upserts)
                 for (name, key), fifo in dedup.items():
-                    entry = fifo._dedup.entries.get(key)
+                    entry = fifo._dedup_entry(key)
                     if entry is None or fifo._deleted:
                         continue
                     db.execute(
@@ -442,10 +483,10 @@ class Store:
                             str(entry.sequence_number),
                         ),
                     )
-                for (name, attempt_id), queue in attempts.items():
-                    if not isinstance(queue, FifoQueue) or queue._deleted:
+                for (name, attempt_id), fifo in attempts.items():
+                    if fifo._deleted:
                         continue
-                    attempt = queue._attempt_ids.entries.get(attempt_id)
+                    attempt = fifo._attempt(attempt_id)
                     if attempt is None:
                         db.execute(
                             "DELETE FROM attempts WHERE queue = ? AND attempt = ?",
@@ -504,11 +545,21 @@ class Store:
         self.dirty = True
         self.tasks = tasks
 
-    def observe(self, queue: _BaseQueue) -> None:
+    def observe(self, queue: StoredQueue) -> None:
         """Attach the store to ``queue`` (after restoring it, before any use)."""
-        queue._observers = (*queue._observers, _QueueObserver(self, queue))
+        queue._add_observer(_QueueObserver(self, queue))
 
     # -- reading --------------------------------------------------------------------
+
+    def restore(self, queue: StoredQueue, state: Mapping[str, Any], now: int) -> None:
+        """Give a freshly made ``queue`` its stored state (a ``load_queues``
+        row's), messages and FIFO windows: no reports, as nothing changes and
+        the store already holds it all. O(n log n)."""
+        name = queue.name
+        queue._restore_state(_state_from(state), self.load_messages(name))
+        fifo = _fifo(queue)
+        if fifo is not None:
+            fifo._restore_windows(self.load_dedup(name, now), self.load_attempts(name, now))
 
     def check_identity(self, account_id: str, region: str) -> None:
         """Refuse to open the directory as another account or region: queue ARNs
@@ -563,21 +614,21 @@ class Store:
         except sqlite3.Error as exc:
             raise StorageError(f"{self.file} cannot be read: {exc}") from None
 
-    def load_dedup(self, name: str, now: int) -> list[tuple[object, _DedupEntry]]:
+    def load_dedup(self, name: str, now: int) -> list[tuple[object, DedupEntry]]:
         sql = "SELECT key, expires, message_id, sequence_number FROM dedup WHERE queue = ? "
         sql += "AND expires > ? ORDER BY expires"
         return [
-            (_dedup_key_from(key), _DedupEntry(expires, message_id, int(number)))
+            (_dedup_key_from(key), DedupEntry(expires, message_id, int(number)))
             for key, expires, message_id, number in self._rows(sql, (name, now))
         ]
 
-    def load_attempts(self, name: str, now: int) -> list[tuple[str, _Attempt]]:
+    def load_attempts(self, name: str, now: int) -> list[tuple[str, Attempt]]:
         sql = "SELECT attempt, expires, items, handles FROM attempts WHERE queue = ? "
         sql += "AND expires > ? ORDER BY expires"
         return [
             (
                 attempt,
-                _Attempt(expires, [tuple(i) for i in json.loads(items)], json.loads(handles)),
+                Attempt(expires, [tuple(i) for i in json.loads(items)], json.loads(handles)),
             )
             for attempt, expires, items, handles in self._rows(sql, (name, now))
         ]
@@ -662,20 +713,14 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-def _queue_state(queue: _BaseQueue) -> dict[str, Any]:
-    state: dict[str, Any] = {
-        "values": queue._values,
-        "tags": queue._tags,
-        "created": queue._created,
-        "modified": queue._modified,
-        "last_purge": queue._last_purge,
-        "seq": queue._seq,
-        "last_now": queue._last_now,
-        "seed": queue._receipts_seed.hex(),
-    }
-    if isinstance(queue, FifoQueue):
-        state["dedup_by_group"] = queue._dedup_by_group
-    return state
+def _state_text(state: QueueState) -> str:
+    """A queue's state as the ``queues`` table keeps it: JSON, the seed in hex."""
+    return json.dumps({**state, "seed": state["seed"].hex()})
+
+
+def _state_from(stored: Mapping[str, Any]) -> QueueState:
+    """The state ``_state_text`` wrote, as the queue takes it back."""
+    return cast(QueueState, {**stored, "seed": bytes.fromhex(stored["seed"])})
 
 
 def _task_state(task: MoveTask) -> dict[str, Any]:
@@ -692,28 +737,11 @@ def _task_state(task: MoveTask) -> dict[str, Any]:
     }
 
 
-def restore_queue(queue: _BaseQueue, state: Mapping[str, Any], store: Store, now: int) -> None:
-    """Give a freshly made ``queue`` its stored settings and messages (no
-    reports: nothing changes, the store already holds it all). O(n log n)."""
-    queue._values = dict(state["values"])
-    queue._apply_config()
-    queue._apply_update(queue._values)
-    queue._tags = dict(state["tags"])
-    queue._created = state["created"]
-    queue._modified = state["modified"]
-    queue._last_purge = state["last_purge"]
-    queue._last_now = state["last_now"]
-    seed = bytes.fromhex(state["seed"])
-    queue._receipts_seed = seed
-    queue._receipts = Receipts(seed, queue.arn)
-    if isinstance(queue, FifoQueue):
-        queue._dedup_by_group = state["dedup_by_group"]
-        for key, entry in store.load_dedup(queue.name, now):
-            queue._dedup.add(key, entry)
-        for attempt_id, attempt in store.load_attempts(queue.name, now):
-            queue._attempt_ids.add(attempt_id, attempt)
-    queue._seq = state["seq"]
-    queue._restore(store.load_messages(queue.name), state["seq"])
-
-
-__all__ = ["DURABILITY", "DurableLock", "Queue", "Store", "check_durability", "restore_queue"]
+__all__ = [
+    "DURABILITY",
+    "DurableLock",
+    "Store",
+    "StoredFifoQueue",
+    "StoredQueue",
+    "check_durability",
+]

@@ -13,7 +13,7 @@ import hashlib
 import random as _random
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqsqueue import _validate
@@ -22,7 +22,7 @@ from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
-from sqsqueue._operations import _BaseQueue
+from sqsqueue._operations import QueueState, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
 from sqsqueue._validate import show
 from sqsqueue._views import message_view
@@ -37,7 +37,9 @@ _MISSING_DEDUP = (
 )
 
 
-class _DedupEntry:
+class DedupEntry:
+    """A deduplication id sent in the last 5 minutes, and what it answers."""
+
     __slots__ = ("expires", "message_id", "sequence_number")
 
     def __init__(self, expires: int, message_id: str, sequence_number: int) -> None:
@@ -77,7 +79,7 @@ class _Window:
         assert all(id(e) in in_order for e in self.entries.values())
 
 
-class _Attempt:
+class Attempt:
     """A remembered ReceiveRequestAttemptId (section 9)."""
 
     __slots__ = ("expires", "handles", "items")
@@ -103,7 +105,7 @@ class _Attempts(_Window):
         if not records:
             return  # nothing to replay: a retry is simply a new receive
         items = [(key_seq(r.skey), r.receipt_no, r.rehides) for r in records]
-        self.add(attempt_id, _Attempt(now + DEDUP_WINDOW * US, items, handles))
+        self.add(attempt_id, Attempt(now + DEDUP_WINDOW * US, items, handles))
         queue = self._queue
         if queue._observers:
             for rec, handle in zip(records, handles, strict=True):
@@ -292,7 +294,7 @@ class FifoQueue(_BaseQueue):
         assert number is not None
         rec.sequence_number = number
         self._enqueue(rec)
-        entry = _DedupEntry(now + DEDUP_WINDOW * US, rec.message_id, rec.sequence_number)
+        entry = DedupEntry(now + DEDUP_WINDOW * US, rec.message_id, rec.sequence_number)
         self._dedup.add(key, entry)
         return SendResult(
             rec.message_id, rec.body, rec.attributes_md5, system_md5, str(rec.sequence_number)
@@ -303,3 +305,34 @@ class FifoQueue(_BaseQueue):
             super()._check()
             self._dedup.check()
             self._attempt_ids.check()
+
+    # -- what a durable store uses (``_durable.py``) ----------------------------
+
+    def _stored_state(self) -> QueueState:
+        state = super()._stored_state()
+        state["dedup_by_group"] = self._dedup_by_group
+        return state
+
+    def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None:
+        self._dedup_by_group = state["dedup_by_group"]
+        super()._restore_state(state, records)
+
+    def _dedup_entry(self, key: object) -> DedupEntry | None:
+        """The window's entry for a deduplication key (``_dedup_key``), if any."""
+        entry: DedupEntry | None = self._dedup.entries.get(key)
+        return entry
+
+    def _attempt(self, attempt_id: str) -> Attempt | None:
+        """The remembered ReceiveRequestAttemptId ``attempt_id``, if any."""
+        attempt: Attempt | None = self._attempt_ids.entries.get(attempt_id)
+        return attempt
+
+    def _restore_windows(
+        self, dedup: Iterable[tuple[object, DedupEntry]], attempts: Iterable[tuple[str, Attempt]]
+    ) -> None:
+        """Take back a store's deduplication entries and receive attempts,
+        oldest first (no reports). O(entries)."""
+        for key, entry in dedup:
+            self._dedup.add(key, entry)
+        for attempt_id, attempt in attempts:
+            self._attempt_ids.add(attempt_id, attempt)

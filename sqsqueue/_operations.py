@@ -23,7 +23,7 @@ import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict
 
 from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
@@ -86,6 +86,23 @@ class Attempts(Protocol):
         attribute_names: Sequence[str],
         message_attribute_names: Sequence[str],
     ) -> list[Message] | None: ...
+
+
+class QueueState(TypedDict):
+    """A queue's own state, as a durable store keeps it (``_durable.py``):
+    everything but its messages and its FIFO windows."""
+
+    values: dict[str, object]
+    tags: dict[str, str]
+    created: int
+    modified: int
+    last_purge: int | None
+    seq: int
+    last_now: int
+    #: The secret its receipt handles' key is derived from.
+    seed: bytes
+    #: FIFO queues: the DeduplicationScope they were created with.
+    dedup_by_group: NotRequired[bool]
 
 
 def _same_time(a: Clock, b: Clock) -> bool:
@@ -733,6 +750,42 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """Assert every internal invariant, changing nothing; for tests. O(n)."""
         with self._lock:
             self._check_indexes()
+
+    # -- what a durable store uses (``_durable.py``) ----------------------------
+    #
+    # The store writes and restores a queue through these methods only (with
+    # ``Lifecycle._add_observer``, the queue's ``name`` and ``_deleted``, and
+    # FifoQueue's windows): ``_durable.StoredQueue`` lists them.
+
+    def _stored_state(self) -> QueueState:
+        """The queue's own state, for a store to write. O(1): it shares the
+        queue's dicts, so it is written before the lock is released."""
+        return {
+            "values": self._values,
+            "tags": self._tags,
+            "created": self._created,
+            "modified": self._modified,
+            "last_purge": self._last_purge,
+            "seq": self._seq,
+            "last_now": self._last_now,
+            "seed": self._receipts_seed,
+        }
+
+    def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None:
+        """Become the queue a store kept: a queue just made (with no attributes
+        given, before any use) takes ``state`` and ``records`` (in sequence
+        order) back, reporting nothing: nothing changes. O(n log n)."""
+        self._values = dict(state["values"])
+        self._apply_config()
+        self._apply_update(self._values)
+        self._tags = dict(state["tags"])
+        self._created = state["created"]
+        self._modified = state["modified"]
+        self._last_purge = state["last_purge"]
+        self._last_now = state["last_now"]
+        self._receipts_seed = state["seed"]
+        self._receipts = Receipts(state["seed"], self.arn)
+        self._restore(records, state["seq"])
 
 
 def _no_queue(arn: str) -> Any:

@@ -62,7 +62,7 @@ def attach(queue: Queue | FifoQueue, *, restored: bool = False) -> None:
         mirror.records = {seq: state(rec) for seq, rec in queue._records.items()}
     else:
         assert not queue._records
-    queue._observers = (*queue._observers, mirror)
+    queue._add_observer(mirror)
 
 
 def check(queue: Queue | FifoQueue) -> None:

@@ -4,6 +4,7 @@ damaged or foreign files. The crash suite (SIGKILL) is ``tests/test_crash.py``."
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import os
@@ -14,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
-from sqsqueue._durable import DB_NAME
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, _durable, errors
+from sqsqueue._durable import DB_NAME, StoredFifoQueue, StoredQueue
 from sqsqueue._message import RECORD_FIELDS, _Record, key_seq, key_time
 from tests._mirror import state
 
@@ -414,6 +415,25 @@ class TestTheSchema:
             for seq, rec in b.get_queue(name)._records.items()
         }
         assert after == before
+
+
+def test_the_store_reaches_a_queue_only_through_its_protocols() -> None:
+    """Every private name ``_durable.py`` uses on another object is a member of
+    ``StoredQueue`` or ``StoredFifoQueue``: the interface the queue classes
+    document for the store, so they can change anything else freely."""
+    tree = ast.parse(Path(_durable.__file__).read_text(encoding="utf-8"))
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "_thread"))
+    }
+    offered = {name for proto in (StoredQueue, StoredFifoQueue) for name in vars(proto)}
+    offered -= {"_abc_impl", "_is_protocol"}  # what Protocol itself defines
+    assert used, "the store uses the protocols"
+    assert used <= offered, sorted(used - offered)
 
 
 class TestTheDirectory:
