@@ -10,19 +10,16 @@ windows expire with the messages (``_lifecycle.Window``).
 from __future__ import annotations
 
 import hashlib
-import random as _random
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Unpack
 
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
-from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
-from sqsqueue._operations import QueueState, _BaseQueue
+from sqsqueue._operations import FifoQueueOptions, QueueState, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
 from sqsqueue._validate import show
 from sqsqueue._views import message_view
@@ -164,56 +161,15 @@ class FifoQueue(_BaseQueue):
 
     Same operations as :class:`Queue`; ``send`` takes ``group_id`` (required)
     and ``deduplication_id``; ``receive`` takes ``receive_request_attempt_id``.
+    Every keyword, with its type: ``_operations.FifoQueueOptions``.
     """
 
     FIFO = True
     _ORDERING = FifoOrdering
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        clock: Clock | None = None,
-        content_based_deduplication: bool | None = None,
-        deduplication_scope: str | None = None,
-        fifo_throughput_limit: str | None = None,
-        visibility_timeout: int | None = None,
-        delay_seconds: int | None = None,
-        message_retention_period: int | None = None,
-        maximum_message_size: int | None = None,
-        receive_message_wait_time_seconds: int | None = None,
-        attributes: Mapping[str, object] | None = None,
-        random: _random.Random | None = None,
-        region: str = "us-east-1",
-        account_id: str = "000000000000",
-        dead_letter_queue: _BaseQueue | None = None,
-        max_receive_count: int | None = None,
-        faults: Faults | None = None,
-        _lock: threading.RLock | None = None,
-        _resolver: Callable[[str], _BaseQueue | None] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            name,
-            clock=clock,
-            attributes=attributes,
-            random=random,
-            region=region,
-            account_id=account_id,
-            dead_letter_queue=dead_letter_queue,
-            max_receive_count=max_receive_count,
-            _lock=_lock,
-            _resolver=_resolver,
-            content_based_deduplication=content_based_deduplication,
-            deduplication_scope=deduplication_scope,
-            fifo_throughput_limit=fifo_throughput_limit,
-            visibility_timeout=visibility_timeout,
-            delay_seconds=delay_seconds,
-            message_retention_period=message_retention_period,
-            maximum_message_size=maximum_message_size,
-            receive_message_wait_time_seconds=receive_message_wait_time_seconds,
-            **kwargs,
-        )
+    def __init__(self, name: str, **options: Unpack[FifoQueueOptions]) -> None:
+        super().__init__(name, **options)
+        faults = options.get("faults")
         if faults is not None and not isinstance(faults, Faults):
             raise InvalidParameterValue(
                 f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."

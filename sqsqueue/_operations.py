@@ -23,11 +23,12 @@ import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict
+from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, Unpack
 
 from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import (
     BATCH_PAYLOAD_MAX,
@@ -88,6 +89,107 @@ class Attempts(Protocol):
     ) -> list[Message] | None: ...
 
 
+# -- the constructor's keywords ---------------------------------------------------
+#
+# Declared once, as TypedDicts: ``Queue(name, **options: Unpack[QueueOptions])``
+# and ``FifoQueue(name, **options: Unpack[FifoQueueOptions])``, so type
+# checkers and IDEs see each keyword with its type, and ``_BaseQueue.__init__``
+# reads them. The attribute keywords are the Pythonic names of
+# ``_attributes.ATTRIBUTES`` (a test holds the two together); the groups are
+# applied in this order, which decides the error raised for several bad ones.
+
+
+class _QueueSetup(TypedDict, total=False):
+    """What a queue is made with, besides its attributes."""
+
+    #: The clock every deadline is measured on (default: a SystemClock; a
+    #: queue given a ``dead_letter_queue`` and no clock runs on the DLQ's).
+    clock: Clock | None
+    #: Queue attributes by AWS name, with AWS's string values.
+    attributes: Mapping[str, object] | None
+    #: A seeded ``random.Random`` makes message ids and receipt handles
+    #: reproducible (and so guessable: for tests).
+    random: _random.Random | None
+    #: The queue's region and account (default us-east-1, 000000000000).
+    region: str
+    account_id: str
+    #: Standalone redrive: this queue's dead-letter queue, and after how many
+    #: receives a message moves there (default 10).
+    dead_letter_queue: _BaseQueue | None
+    max_receive_count: int | None
+    #: Fault emulation (standard queues; FIFO queues accept it and stay exact).
+    faults: Faults | None
+    #: A Broker's queues: its shared lock, and its lookup of a queue by ARN.
+    _lock: threading.RLock | None
+    _resolver: Callable[[str], _BaseQueue | None] | None
+
+
+class _AttributeKeywords(TypedDict, total=False):
+    """The attributes every queue reads on each operation, as keywords
+    (seconds, bytes); applied after a FIFO queue's own, in this order."""
+
+    visibility_timeout: int | None
+    delay_seconds: int | None
+    message_retention_period: int | None
+    maximum_message_size: int | None
+    receive_message_wait_time_seconds: int | None
+
+
+class _PolicyKeywords(TypedDict, total=False):
+    """The policy and encryption attributes, as keywords (a policy as a dict
+    or its JSON text); applied after the others, in the caller's order."""
+
+    policy: Mapping[str, Any] | str | None
+    redrive_policy: Mapping[str, Any] | str | None
+    redrive_allow_policy: Mapping[str, Any] | str | None
+    kms_master_key_id: str | None
+    kms_data_key_reuse_period_seconds: int | None
+    sqs_managed_sse_enabled: bool | None
+
+
+class _FifoKeywords(TypedDict, total=False):
+    """A FIFO queue's own attributes, as keywords: applied first, in this order."""
+
+    content_based_deduplication: bool | None
+    deduplication_scope: str | None
+    fifo_throughput_limit: str | None
+
+
+class QueueOptions(_QueueSetup, _AttributeKeywords, _PolicyKeywords, total=False):
+    """The keywords of :class:`~sqsqueue.Queue`: ``Queue(name, **options)``."""
+
+
+class FifoQueueOptions(QueueOptions, _FifoKeywords, total=False):
+    """The keywords of :class:`~sqsqueue.FifoQueue`: a Queue's and FIFO's own."""
+
+    #: Accepted for symmetry with CreateQueue: a FIFO queue is one.
+    fifo_queue: bool | None
+
+
+_SETUP = frozenset(_QueueSetup.__optional_keys__)
+#: The attribute keywords applied first, in order, by queue type (FIFO or not).
+_FIRST = {
+    False: tuple(_AttributeKeywords.__annotations__),
+    True: (*_FifoKeywords.__annotations__, *_AttributeKeywords.__annotations__),
+}
+
+
+def _attribute_keywords(options: Mapping[str, object], fifo: bool) -> dict[str, object]:
+    """The attributes given as keywords among a constructor's ``options``, in
+    the order they are applied: the first group, then the rest as given."""
+    first = _FIRST[fifo]
+    order = [key for key in first if key in options]
+    order += [key for key in options if key not in _SETUP and key not in first]
+    requested = {}
+    for key in order:
+        if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
+            raise InvalidAttributeName(f"Unknown Attribute {key}.")
+        value = options[key]
+        if value is not None:
+            requested[key] = value
+    return requested
+
+
 class QueueState(TypedDict):
     """A queue's own state, as a durable store keeps it (``_durable.py``):
     everything but its messages and its FIFO windows."""
@@ -124,22 +226,16 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     # -- identity ------------------------------------------------------------
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        clock: Clock | None = None,
-        attributes: Mapping[str, object] | None = None,
-        random: _random.Random | None = None,
-        region: str = "us-east-1",
-        account_id: str = "000000000000",
-        dead_letter_queue: _BaseQueue | None = None,
-        max_receive_count: int | None = None,
-        _lock: threading.RLock | None = None,
-        _resolver: Callable[[str], _BaseQueue | None] | None = None,
-        **kwargs: object,
-    ) -> None:
+    def __init__(self, name: str, **options: Unpack[FifoQueueOptions]) -> None:
         self._name = _validate.queue_name(name, fifo=self.FIFO)
+        clock = options.get("clock")
+        region = options.get("region", "us-east-1")
+        account_id = options.get("account_id", "000000000000")
+        random = options.get("random")
+        dead_letter_queue = options.get("dead_letter_queue")
+        max_receive_count = options.get("max_receive_count")
+        _lock = options.get("_lock")
+        _resolver = options.get("_resolver")
         _validate.instance("clock", clock, Clock, "a Clock")
         if clock is None and isinstance(dead_letter_queue, _BaseQueue):
             clock = dead_letter_queue._clock  # a source runs on its DLQ's clock
@@ -150,12 +246,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
         _validate.instance("random", random, _random.Random, "a random.Random")
         self._region = region
         self._account_id = account_id
-        requested = attribute_map(attributes)
-        for key, value in kwargs.items():
-            if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
-                raise InvalidAttributeName(f"Unknown Attribute {key}.")
-            if value is not None:
-                requested[key] = value
+        requested = attribute_map(options.get("attributes"))
+        requested.update(_attribute_keywords(options, self.FIFO))
         values = _attributes.defaults(fifo=self.FIFO)
         update = _attributes.parse(requested, fifo=self.FIFO, creating=True, current=values)
         values.update(update)
