@@ -23,7 +23,7 @@ import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import Any, Generic, Self, TypedDict, TypeVar, Unpack, overload
 
 import attrs
 from sortedcontainers import SortedDict
@@ -78,6 +78,18 @@ def _url_region(url: str) -> str | None:
     return (match.group(1) or match.group(2)).lower()
 
 
+class BrokerOptions(TypedDict, total=False):
+    """The keywords of ``Broker(...)`` besides ``clock`` (see ``Broker.__init__``)."""
+
+    region: str
+    account_id: str
+    random: _random.Random | None
+    faults: Faults | None
+    keep_history: bool
+    data_dir: str | os.PathLike[str] | None
+    durability: str
+
+
 @attrs.frozen
 class ListQueuesResult:
     """A page of queue URLs; ``next_token`` is set when more remain."""
@@ -102,33 +114,16 @@ class Broker(Generic[C]):
     True
     """
 
+    # The two signatures differ in the clock alone, which gives the broker its
+    # type; the other keywords are BrokerOptions (mypy refuses one that the
+    # implementation below does not take).
     @overload
     def __init__(
-        self: Broker[SystemClock],
-        *,
-        clock: None = None,
-        region: str = ...,
-        account_id: str = ...,
-        random: _random.Random | None = ...,
-        faults: Faults | None = ...,
-        keep_history: bool = ...,
-        data_dir: str | os.PathLike[str] | None = ...,
-        durability: str = ...,
+        self: Broker[SystemClock], *, clock: None = None, **options: Unpack[BrokerOptions]
     ) -> None: ...
 
     @overload
-    def __init__(
-        self,
-        *,
-        clock: C,
-        region: str = ...,
-        account_id: str = ...,
-        random: _random.Random | None = ...,
-        faults: Faults | None = ...,
-        keep_history: bool = ...,
-        data_dir: str | os.PathLike[str] | None = ...,
-        durability: str = ...,
-    ) -> None: ...
+    def __init__(self, *, clock: C, **options: Unpack[BrokerOptions]) -> None: ...
 
     def __init__(
         self,

@@ -49,7 +49,7 @@ from sqsqueue._message import (
     key_time,
     md5_of_attributes,
 )
-from sqsqueue._polling import long_poll, run_async, run_sync
+from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
 from sqsqueue._validate import show
@@ -572,6 +572,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     def _receive_args(
         self,
+        principal: str | None,
         max_messages: object,
         visibility_timeout: object,
         wait_time_seconds: object,
@@ -579,6 +580,10 @@ class _BaseQueue(QueueSettings, abc.ABC):
         message_attribute_names: object,
         receive_request_attempt_id: object,
     ) -> tuple[int, int | None, int, tuple[str, ...], tuple[str, ...], str | None]:
+        """Check a ReceiveMessage's caller and parameters: (limit, its visibility
+        timeout or None, wait, attribute names, message attribute names, attempt id)."""
+        if principal is not None:
+            self._authorize(principal, "ReceiveMessage")
         limit = _validate.max_messages(max_messages)
         vt = (
             None if visibility_timeout is None else _validate.visibility_timeout(visibility_timeout)
@@ -598,6 +603,26 @@ class _BaseQueue(QueueSettings, abc.ABC):
         # queue ignores it (UNCONFIRMED) after validating its format.
         attempt = _validate.fifo_id("ReceiveRequestAttemptId", value)
         return attempt if self.FIFO else None
+
+    def _long_poll(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        limit: int,
+        vt: int | None,
+        wait: int,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> Poll:
+        """A receive that waits up to ``wait`` seconds (``_polling.long_poll``),
+        for the thread's driver (``loop`` None) or asyncio's."""
+        waits = wait > 0
+
+        def receive_at(now: int) -> list[Message]:
+            vis = self._visibility_us if vt is None else vt * US
+            return self._receive_now(now, limit, vis, waits, attempt, names, user_names)
+
+        return long_poll(self, loop, receive_at, wait)
 
     def receive(
         self,
@@ -622,9 +647,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        if principal is not None:
-            self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
+            principal,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -637,7 +661,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
                 return self._receive_now(now, limit, vis, False, attempt, names, user_names)
-        polling = long_poll(self, None, limit, vt, wait, names, user_names, attempt)
+        polling = self._long_poll(None, limit, vt, wait, names, user_names, attempt)
         return run_sync(polling, self._clock)
 
     async def receive_async(
@@ -655,9 +679,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: as :meth:`receive`.
         """
-        if principal is not None:
-            self._authorize(principal, "ReceiveMessage")
-        limit, vt, wait, names, user_names, attempt = self._receive_args(
+        args = self._receive_args(
+            principal,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -665,8 +688,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        loop = asyncio.get_running_loop()
-        polling = long_poll(self, loop, limit, vt, wait, names, user_names, attempt)
+        polling = self._long_poll(asyncio.get_running_loop(), *args)
         return await run_async(polling, self._clock)
 
     # -- delete and change visibility ----------------------------------------

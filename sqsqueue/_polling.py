@@ -9,8 +9,8 @@ the clock moving. How the wait passes is the clock's business
 (``_clock.py``); the loop is written once, as a generator, and
 :func:`run_sync` and :func:`run_async` drive it.
 
-The loop is handed the queue; what it uses of it is :class:`Pollable`, so this
-module imports no queue class.
+The loop is handed the queue and the receive to repeat; what it uses of the
+queue is :class:`Pollable`, so this module imports no queue class.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from typing import Protocol
 
 from sqsqueue._clock import Clock, Waiter
@@ -36,7 +36,6 @@ class Pollable(Protocol):
     _lock: threading.RLock
     _clock: Clock
     _closed: bool
-    _visibility_us: int
     _waiters: dict[Waiter, None]
     #: The next moment after ``now`` a move task acts (a Broker's queues).
     _next_tick: Callable[[int], int | None] | None
@@ -46,29 +45,16 @@ class Pollable(Protocol):
 
     def _notify(self, count: int | None = None) -> None: ...
 
-    def _receive_now(
-        self,
-        now: int,
-        limit: int,
-        visibility_us: int,
-        long_poll: bool,
-        attempt_id: str | None,
-        attribute_names: Sequence[str],
-        message_attribute_names: Sequence[str],
-    ) -> list[Message]: ...
-
 
 def long_poll(
     queue: Pollable,
     loop: asyncio.AbstractEventLoop | None,
-    limit: int,
-    vt: int | None,
+    receive_at: Callable[[int], list[Message]],
     wait: int,
-    names: Sequence[str],
-    user_names: Sequence[str],
-    attempt: str | None,
 ) -> Poll:
-    """A receive with its long poll, written once for both drivers.
+    """A receive with its long poll, written once for both drivers:
+    ``receive_at(now)`` (a non-blocking receive, called under the queue's
+    lock) until it finds messages or ``wait`` seconds pass.
 
     Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
     driver to wait on, the thread's way or asyncio's, and is sent whether
@@ -84,8 +70,7 @@ def long_poll(
             if deadline is not None and queue._closed:
                 return []
             now = queue._now_us()
-            vis = queue._visibility_us if vt is None else vt * US
-            msgs = queue._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
+            msgs = receive_at(now)
             if deadline is None:
                 deadline = now + wait * US
             if msgs or last_try or now >= deadline:
