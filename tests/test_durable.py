@@ -1,5 +1,5 @@
-"""Durable brokers (issue 16): ``Broker(data_dir=...)`` reopened is the broker
-it was. One test per item of the restore list, plus the directory lock and
+"""Durable brokers: ``Broker(data_dir=...)`` reopened is the broker it was. One
+test per item of the restore list, plus the schema, the directory lock and
 damaged or foreign files. The crash suite (SIGKILL) is ``tests/test_crash.py``."""
 
 from __future__ import annotations

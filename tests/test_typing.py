@@ -1,5 +1,6 @@
-"""What users' type checkers see (issue 12: ``broker.clock.advance(5)``, the
-README idiom, must pass ``mypy --strict``)."""
+"""What users' type checkers see: ``broker.clock.advance(5)``, the README
+idiom, passes ``mypy --strict``, and a queue's keywords are checked with their
+types."""
 
 from __future__ import annotations
 
