@@ -185,8 +185,9 @@ class Ordering(abc.ABC):
 class Lifecycle:
     """The records of one queue, their indexes and the transitions.
 
-    The first base of every queue class (``_operations._BaseQueue``); its state
-    is set up by :meth:`_init_lifecycle`. Every method runs under the queue's lock.
+    The base of every queue class (``_operations._BaseQueue``, by way of
+    ``_settings.QueueSettings``); its state is set up by :meth:`_init_lifecycle`.
+    Every method runs under the queue's lock.
     """
 
     _records: dict[int, _Record]
