@@ -118,6 +118,10 @@ CREATE TABLE identity (
 # first (``_message_row``), then the record's other fields as they are.
 _CONVERTED = ("attributes", "sequence_number")
 _AS_IS = tuple(name for name in RECORD_FIELDS if name not in _CONVERTED)
+# One C call per row. A hand-written tuple of the same fields reads them a
+# third faster (about 165 ns a row, 1.5% of a durable batched cycle), but would
+# list them a second time, and generating it would need exec, which the package
+# promises never to call (docs/guarantees.md).
 _as_is = operator.attrgetter(*_AS_IS)
 _WRITTEN = ("queue", *KEY_COLUMNS, *_CONVERTED, *_AS_IS)
 _UPSERT_MESSAGE = (
