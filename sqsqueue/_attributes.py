@@ -18,8 +18,23 @@ from typing import Any, NoReturn
 
 import attrs
 
-from sqsqueue import _limits as L
 from sqsqueue import _policy as policy_rules
+from sqsqueue._limits import (
+    DELAY_SECONDS_MAX,
+    KMS_REUSE_MAX,
+    KMS_REUSE_MIN,
+    MAX_RECEIVE_COUNT_MAX,
+    MAX_RECEIVE_COUNT_MIN,
+    MESSAGE_SIZE_MAX,
+    MESSAGE_SIZE_MIN,
+    REDRIVE_ALLOW_SOURCES_MAX,
+    RETENTION_DEFAULT,
+    RETENTION_MAX,
+    RETENTION_MIN,
+    VISIBILITY_TIMEOUT_DEFAULT,
+    VISIBILITY_TIMEOUT_MAX,
+    WAIT_TIME_MAX,
+)
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue
 
@@ -138,7 +153,7 @@ def _redrive_policy(name: str, value: object) -> dict[str, Any] | None:
     if (
         isinstance(count, bool)
         or not isinstance(count, int)
-        or not L.MAX_RECEIVE_COUNT_MIN <= count <= L.MAX_RECEIVE_COUNT_MAX
+        or not MAX_RECEIVE_COUNT_MIN <= count <= MAX_RECEIVE_COUNT_MAX
     ):
         raise InvalidAttributeValue(
             f"Value {text} for parameter RedrivePolicy is invalid. Reason: Invalid value "
@@ -171,7 +186,7 @@ def _redrive_allow_policy(name: str, value: object) -> dict[str, Any] | None:
                 "sourceQueueArns must be a non-empty list of queue ARNs when "
                 "redrivePermission is byQueue."
             )
-        elif len(sources) > L.REDRIVE_ALLOW_SOURCES_MAX:
+        elif len(sources) > REDRIVE_ALLOW_SOURCES_MAX:
             reason = "Maximum number of sourceQueueArns is 10."
     elif sources is not None:
         reason = "sourceQueueArns can only be specified when redrivePermission is byQueue."
@@ -212,34 +227,34 @@ def _integer(name: str, py_name: str, low: int, high: int, default: int | None) 
 ATTRIBUTES: dict[str, Attribute] = {
     a.name: a
     for a in (
-        _integer("DelaySeconds", "delay_seconds", 0, L.DELAY_SECONDS_MAX, 0),
+        _integer("DelaySeconds", "delay_seconds", 0, DELAY_SECONDS_MAX, 0),
         _integer(
             "MaximumMessageSize",
             "maximum_message_size",
-            L.MESSAGE_SIZE_MIN,
-            L.MESSAGE_SIZE_MAX,
-            L.MESSAGE_SIZE_MAX,
+            MESSAGE_SIZE_MIN,
+            MESSAGE_SIZE_MAX,
+            MESSAGE_SIZE_MAX,
         ),
         _integer(
             "MessageRetentionPeriod",
             "message_retention_period",
-            L.RETENTION_MIN,
-            L.RETENTION_MAX,
-            L.RETENTION_DEFAULT,
+            RETENTION_MIN,
+            RETENTION_MAX,
+            RETENTION_DEFAULT,
         ),
         _integer(
             "ReceiveMessageWaitTimeSeconds",
             "receive_message_wait_time_seconds",
             0,
-            L.WAIT_TIME_MAX,
+            WAIT_TIME_MAX,
             0,
         ),
         _integer(
             "VisibilityTimeout",
             "visibility_timeout",
             0,
-            L.VISIBILITY_TIMEOUT_MAX,
-            L.VISIBILITY_TIMEOUT_DEFAULT,
+            VISIBILITY_TIMEOUT_MAX,
+            VISIBILITY_TIMEOUT_DEFAULT,
         ),
         Attribute("Policy", "policy", _policy, None),
         Attribute("RedrivePolicy", "redrive_policy", _redrive_policy, None),
@@ -248,8 +263,8 @@ ATTRIBUTES: dict[str, Attribute] = {
         _integer(
             "KmsDataKeyReusePeriodSeconds",
             "kms_data_key_reuse_period_seconds",
-            L.KMS_REUSE_MIN,
-            L.KMS_REUSE_MAX,
+            KMS_REUSE_MIN,
+            KMS_REUSE_MAX,
             None,
         ),
         Attribute("SqsManagedSseEnabled", "sqs_managed_sse_enabled", _bool, True),
@@ -335,8 +350,9 @@ def parse(
             raise InvalidAttributeName(f"Unknown Attribute {name}.")
         if raw_name == spec.py_name and spec.integer and isinstance(value, str):
             # A keyword is Python: an int, as every integer parameter of the API
-            # (issue 12 §5). The string "5" belongs to the AWS name's map, which
-            # speaks the wire's strings.
+            # (AWS's integer members are JSON numbers, and botocore refuses a str:
+            # docs/aws-behaviour.md §1.2). The string "5" belongs to the AWS
+            # name's map, which speaks the wire's strings.
             raise InvalidAttributeValue(
                 f"Invalid value for the parameter {name}. Reason: the keyword {raw_name} "
                 f"takes an int, not {show(value)} (attributes={{{name!r}: ...}} takes strings)."
@@ -380,8 +396,9 @@ def apply_sse(values: dict[str, object], update: Mapping[str, object]) -> None:
         values["KmsDataKeyReusePeriodSeconds"] = None
     elif "KmsMasterKeyId" in update and not update["KmsMasterKeyId"]:
         # KmsMasterKeyId "" switches KMS off, and with it the data key reuse
-        # period, even one set in the same call: recorded against real AWS
-        # (issue 12 §6), GetQueueAttributes then lists neither.
+        # period, even one set in the same call: GetQueueAttributes then lists
+        # neither, as AWS was observed to do (docs/aws-behaviour.md §2.1,
+        # SetQueueAttributes).
         values["KmsMasterKeyId"] = None
         values["KmsDataKeyReusePeriodSeconds"] = None
 

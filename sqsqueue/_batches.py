@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from sqsqueue import _limits as L
 from sqsqueue import _validate
+from sqsqueue._limits import BATCH_ENTRIES_MAX
 from sqsqueue._message import (
     BatchFailure,
     BatchResult,
@@ -174,7 +174,7 @@ def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
     raw = list(entries)
     if not raw:
         raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
-    if len(raw) > L.BATCH_ENTRIES_MAX:
+    if len(raw) > BATCH_ENTRIES_MAX:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )

@@ -23,19 +23,19 @@ import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import Any, Generic, Self, TypedDict, TypeVar, Unpack, overload
 
 import attrs
 from sortedcontainers import SortedDict
 
 from sqsqueue import _attributes, _validate
-from sqsqueue import _limits as L
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
-from sqsqueue._durable import DurableLock, Store, check_durability, restore_queue
+from sqsqueue._durable import DurableLock, Store, check_durability
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._ports import ServedEndpoint, SQSClient
 from sqsqueue._settings import attribute_map
@@ -53,7 +53,6 @@ from sqsqueue.errors import (
 
 __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 
-US = L.US
 #: The type of a broker's clock, so ``broker.clock.advance(5)`` type-checks
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
@@ -77,6 +76,18 @@ def _url_region(url: str) -> str | None:
     if match.group(3):
         return "us-east-1"
     return (match.group(1) or match.group(2)).lower()
+
+
+class BrokerOptions(TypedDict, total=False):
+    """The keywords of ``Broker(...)`` besides ``clock`` (see ``Broker.__init__``)."""
+
+    region: str
+    account_id: str
+    random: _random.Random | None
+    faults: Faults | None
+    keep_history: bool
+    data_dir: str | os.PathLike[str] | None
+    durability: str
 
 
 @attrs.frozen
@@ -103,33 +114,16 @@ class Broker(Generic[C]):
     True
     """
 
+    # The two signatures differ in the clock alone, which gives the broker its
+    # type; the other keywords are BrokerOptions (mypy refuses one that the
+    # implementation below does not take).
     @overload
     def __init__(
-        self: Broker[SystemClock],
-        *,
-        clock: None = None,
-        region: str = ...,
-        account_id: str = ...,
-        random: _random.Random | None = ...,
-        faults: Faults | None = ...,
-        keep_history: bool = ...,
-        data_dir: str | os.PathLike[str] | None = ...,
-        durability: str = ...,
+        self: Broker[SystemClock], *, clock: None = None, **options: Unpack[BrokerOptions]
     ) -> None: ...
 
     @overload
-    def __init__(
-        self,
-        *,
-        clock: C,
-        region: str = ...,
-        account_id: str = ...,
-        random: _random.Random | None = ...,
-        faults: Faults | None = ...,
-        keep_history: bool = ...,
-        data_dir: str | os.PathLike[str] | None = ...,
-        durability: str = ...,
-    ) -> None: ...
+    def __init__(self, *, clock: C, **options: Unpack[BrokerOptions]) -> None: ...
 
     def __init__(
         self,
@@ -209,7 +203,7 @@ class Broker(Generic[C]):
         self._deleted_at = store.load_deleted()
         for name, fifo, state in store.load_queues():
             queue = self._new_queue(name, fifo, {})
-            restore_queue(queue, state, store, now)
+            store.restore(queue, state, now)
             self._queues[name] = queue
             store.observe(queue)
         self._moves.restore(store.load_tasks())
@@ -420,7 +414,7 @@ class Broker(Generic[C]):
                 assert isinstance(existing, Queue | FifoQueue)
                 return existing
             deleted = self._deleted_at.get(name)
-            if deleted is not None and now < deleted + L.RECREATE_INTERVAL * US:
+            if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
                 raise QueueDeletedRecently()
             queue = self._new_queue(name, fifo, requested)
             if clean_tags:
@@ -716,11 +710,11 @@ def _page(names: Any, prefix: str | None, max_results: object, url: Any) -> List
             "MaxResults",
             max_results,
             1,
-            L.LIST_RESULTS_MAX,
-            f"MaxResults must be an integer between 1 and {L.LIST_RESULTS_MAX}.",
+            LIST_RESULTS_MAX,
+            f"MaxResults must be an integer between 1 and {LIST_RESULTS_MAX}.",
         )
     else:
-        limit = L.LIST_RESULTS_MAX
+        limit = LIST_RESULTS_MAX
     urls: list[str] = []
     last = None
     more = False

@@ -22,23 +22,21 @@ import json
 import random as _random
 import threading
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import attrs
 
 from sqsqueue import _attributes, _validate
-from sqsqueue import _limits as L
 from sqsqueue._lifecycle import Ordering, uuid4
+from sqsqueue._limits import ACTIVE_MOVE_TASKS_MAX, MOVE_TASK_RATE_MAX, MOVE_TASKS_LISTED_MAX, US
 from sqsqueue._message import SendResult, _Record, draft, key_at, key_seq, key_time
 from sqsqueue.errors import InvalidParameterValue, ResourceNotFoundException
-
-US = L.US
 
 
 class Redrivable(Protocol):
     """What dead-lettering and move tasks need of a queue."""
 
-    FIFO: bool
+    FIFO: ClassVar[bool]
     _values: dict[str, object]
     _deleted: bool
     _ordering: Ordering
@@ -97,10 +95,10 @@ def redrive_target(queue: Redrivable) -> Redrivable | None:
     assert isinstance(policy, dict)
     target = queue._resolver(policy["deadLetterTargetArn"])
     if target is None or target._deleted or target.FIFO != queue.FIFO or target is queue:
-        # A queue may name itself as its DLQ: real AWS accepted that
-        # RedrivePolicy (issue 12 §6). Moving a message into the queue it is
-        # in would change nothing but its place, so it is delivered normally
-        # (what AWS then does is UNCONFIRMED).
+        # A queue may name itself as its DLQ: AWS accepts that RedrivePolicy
+        # (docs/aws-behaviour.md §2.1, SetQueueAttributes). Moving a message
+        # into the queue it is in would change nothing but its place, so it is
+        # delivered normally (what AWS then does is UNCONFIRMED, §11).
         return None
     return target if admits_source(target, queue.arn) else None
 
@@ -323,7 +321,7 @@ class MoveTasks:
                 "MaxNumberOfMessagesPerSecond",
                 rate,
                 1,
-                L.MOVE_TASK_RATE_MAX,
+                MOVE_TASK_RATE_MAX,
                 "Must be between 1 and 500.",
             )
         if any(t.source_arn == source.arn for t in self._running):
@@ -331,7 +329,7 @@ class MoveTasks:
                 "There is already a task running. Only one active task is allowed for a "
                 "source queue arn at a given time."
             )
-        if len(self._running) >= L.ACTIVE_MOVE_TASKS_MAX:
+        if len(self._running) >= ACTIVE_MOVE_TASKS_MAX:
             raise InvalidParameterValue(
                 "You have reached the maximum of 100 active message move tasks."
             )
@@ -353,7 +351,7 @@ class MoveTasks:
             1
             if max_results is None
             else _validate.integer(
-                "MaxResults", max_results, 1, L.MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
+                "MaxResults", max_results, 1, MOVE_TASKS_LISTED_MAX, "Must be between 1 and 10."
             )
         )
         tasks = self._tasks.get(source_arn, [])

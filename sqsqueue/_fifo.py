@@ -10,19 +10,16 @@ windows expire with the messages (``_lifecycle.Window``).
 from __future__ import annotations
 
 import hashlib
-import random as _random
-import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Unpack
 
-from sqsqueue import _limits as L
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
-from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
+from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
-from sqsqueue._operations import _BaseQueue
+from sqsqueue._operations import FifoQueueOptions, QueueState, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
 from sqsqueue._validate import show
 from sqsqueue._views import message_view
@@ -37,7 +34,9 @@ _MISSING_DEDUP = (
 )
 
 
-class _DedupEntry:
+class DedupEntry:
+    """A deduplication id sent in the last 5 minutes, and what it answers."""
+
     __slots__ = ("expires", "message_id", "sequence_number")
 
     def __init__(self, expires: int, message_id: str, sequence_number: int) -> None:
@@ -77,7 +76,7 @@ class _Window:
         assert all(id(e) in in_order for e in self.entries.values())
 
 
-class _Attempt:
+class Attempt:
     """A remembered ReceiveRequestAttemptId (section 9)."""
 
     __slots__ = ("expires", "handles", "items")
@@ -103,7 +102,7 @@ class _Attempts(_Window):
         if not records:
             return  # nothing to replay: a retry is simply a new receive
         items = [(key_seq(r.skey), r.receipt_no, r.rehides) for r in records]
-        self.add(attempt_id, _Attempt(now + L.DEDUP_WINDOW * L.US, items, handles))
+        self.add(attempt_id, Attempt(now + DEDUP_WINDOW * US, items, handles))
         queue = self._queue
         if queue._observers:
             for rec, handle in zip(records, handles, strict=True):
@@ -162,56 +161,15 @@ class FifoQueue(_BaseQueue):
 
     Same operations as :class:`Queue`; ``send`` takes ``group_id`` (required)
     and ``deduplication_id``; ``receive`` takes ``receive_request_attempt_id``.
+    Every keyword, with its type: ``_operations.FifoQueueOptions``.
     """
 
     FIFO = True
     _ORDERING = FifoOrdering
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        clock: Clock | None = None,
-        content_based_deduplication: bool | None = None,
-        deduplication_scope: str | None = None,
-        fifo_throughput_limit: str | None = None,
-        visibility_timeout: int | None = None,
-        delay_seconds: int | None = None,
-        message_retention_period: int | None = None,
-        maximum_message_size: int | None = None,
-        receive_message_wait_time_seconds: int | None = None,
-        attributes: Mapping[str, object] | None = None,
-        random: _random.Random | None = None,
-        region: str = "us-east-1",
-        account_id: str = "000000000000",
-        dead_letter_queue: _BaseQueue | None = None,
-        max_receive_count: int | None = None,
-        faults: Faults | None = None,
-        _lock: threading.RLock | None = None,
-        _resolver: Callable[[str], _BaseQueue | None] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            name,
-            clock=clock,
-            attributes=attributes,
-            random=random,
-            region=region,
-            account_id=account_id,
-            dead_letter_queue=dead_letter_queue,
-            max_receive_count=max_receive_count,
-            _lock=_lock,
-            _resolver=_resolver,
-            content_based_deduplication=content_based_deduplication,
-            deduplication_scope=deduplication_scope,
-            fifo_throughput_limit=fifo_throughput_limit,
-            visibility_timeout=visibility_timeout,
-            delay_seconds=delay_seconds,
-            message_retention_period=message_retention_period,
-            maximum_message_size=maximum_message_size,
-            receive_message_wait_time_seconds=receive_message_wait_time_seconds,
-            **kwargs,
-        )
+    def __init__(self, name: str, **options: Unpack[FifoQueueOptions]) -> None:
+        super().__init__(name, **options)
+        faults = options.get("faults")
         if faults is not None and not isinstance(faults, Faults):
             raise InvalidParameterValue(
                 f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
@@ -223,12 +181,10 @@ class FifoQueue(_BaseQueue):
         #: the queue was *created* with. Real AWS kept deduplicating queue-wide
         #: after SetQueueAttributes switched a queue to messageGroup (and to
         #: high throughput with FifoThroughputLimit=perMessageGroupId), and kept
-        #: per-group deduplication after a switch back: issue 12 §6, and
-        #: LocalStack's AWS-validated test_fifo_change_to_high_throughput_after_creation
-        #: / test_fifo_change_to_regular_throughput_after_creation (2025-08-19).
-        #: So a later change is stored and reported by GetQueueAttributes but does
-        #: not change which sends are duplicates; that is what was observed, not a
-        #: documented rule (it may be AWS's attribute propagation taking longer).
+        #: per-group deduplication after a switch back (``docs/aws-behaviour.md``
+        #: §9, Deduplication). So a later change is stored and reported by
+        #: GetQueueAttributes but does not change which sends are duplicates;
+        #: that is what was observed, not a documented rule.
         self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
         #: Deduplication ids sent in the last 5 minutes, and receive attempts.
         self._dedup = _Window()
@@ -294,7 +250,7 @@ class FifoQueue(_BaseQueue):
         assert number is not None
         rec.sequence_number = number
         self._enqueue(rec)
-        entry = _DedupEntry(now + L.DEDUP_WINDOW * L.US, rec.message_id, rec.sequence_number)
+        entry = DedupEntry(now + DEDUP_WINDOW * US, rec.message_id, rec.sequence_number)
         self._dedup.add(key, entry)
         return SendResult(
             rec.message_id, rec.body, rec.attributes_md5, system_md5, str(rec.sequence_number)
@@ -305,3 +261,34 @@ class FifoQueue(_BaseQueue):
             super()._check()
             self._dedup.check()
             self._attempt_ids.check()
+
+    # -- what a durable store uses (``_durable.py``) ----------------------------
+
+    def _stored_state(self) -> QueueState:
+        state = super()._stored_state()
+        state["dedup_by_group"] = self._dedup_by_group
+        return state
+
+    def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None:
+        self._dedup_by_group = state["dedup_by_group"]
+        super()._restore_state(state, records)
+
+    def _dedup_entry(self, key: object) -> DedupEntry | None:
+        """The window's entry for a deduplication key (``_dedup_key``), if any."""
+        entry: DedupEntry | None = self._dedup.entries.get(key)
+        return entry
+
+    def _attempt(self, attempt_id: str) -> Attempt | None:
+        """The remembered ReceiveRequestAttemptId ``attempt_id``, if any."""
+        attempt: Attempt | None = self._attempt_ids.entries.get(attempt_id)
+        return attempt
+
+    def _restore_windows(
+        self, dedup: Iterable[tuple[object, DedupEntry]], attempts: Iterable[tuple[str, Attempt]]
+    ) -> None:
+        """Take back a store's deduplication entries and receive attempts,
+        oldest first (no reports). O(entries)."""
+        for key, entry in dedup:
+            self._dedup.add(key, entry)
+        for attempt_id, attempt in attempts:
+            self._attempt_ids.add(attempt_id, attempt)

@@ -20,6 +20,8 @@ moved) and :meth:`~Lifecycle._purge`; :meth:`~Lifecycle._advance` applies the
 deadlines that passed (expiry). They are the only code that changes a stored
 message, and each reports its change to the queue's observers through one
 narrow interface, :class:`Observer` (history is one; see ``docs/architecture.md``).
+An operation that made a message receivable wakes the long polls waiting on the
+queue (:meth:`Lifecycle._notify`; the polls themselves are ``_polling.py``'s).
 
 A message's state is derived, never stored: a record is *fresh* until its first
 receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN
@@ -57,8 +59,9 @@ from typing import ClassVar, Protocol
 
 from sortedcontainers import SortedKeyList
 
-from sqsqueue import _limits as L
+from sqsqueue._clock import Waiter
 from sqsqueue._faults import Faults
+from sqsqueue._limits import RECEIVE_VISIBILITY_BUDGET, US
 from sqsqueue._message import (
     SEQ_BITS,
     SEQ_MASK,
@@ -71,11 +74,10 @@ from sqsqueue._message import (
 )
 from sqsqueue._receipts import Receipts
 
-US = L.US
 _VKEY = attrgetter("vkey")
 _SKEY = attrgetter("skey")
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
-_BUDGET_US = L.RECEIVE_VISIBILITY_BUDGET * US
+_BUDGET_US = RECEIVE_VISIBILITY_BUDGET * US
 
 
 class Observer(Protocol):
@@ -183,13 +185,15 @@ class Ordering(abc.ABC):
 class Lifecycle:
     """The records of one queue, their indexes and the transitions.
 
-    A base of every queue class (``_operations._BaseQueue``); its state is set
-    up by :meth:`_init_lifecycle`. Every method runs under the queue's lock.
+    The base of every queue class (``_operations._BaseQueue``, by way of
+    ``_settings.QueueSettings``); its state is set up by :meth:`_init_lifecycle`.
+    Every method runs under the queue's lock.
     """
 
     _records: dict[int, _Record]
     _ordering: Ordering
-    # Set by the queue (``_operations._BaseQueue``) and read here or by orderings:
+    # Fields the queue sets (``_operations._BaseQueue.__init__``, and
+    # ``QueueSettings._apply_config`` for the two times), read here and by orderings:
     _retention_us: int
     _delay_s: int
     _rng: _random.Random
@@ -204,6 +208,8 @@ class Lifecycle:
         #: Called with ``now`` before anything expires (a Broker drives move tasks).
         self._tick: Callable[[int], None] | None = None
         self._observers: tuple[Observer, ...] = ()
+        #: Long polls waiting for a change, in the order they began to wait.
+        self._waiters: dict[Waiter, None] = {}
         self._windows: tuple[Window, ...] = ()
         self._ordering = ordering(self)
         self._tracks = self._ordering.TRACKS
@@ -257,6 +263,33 @@ class Lifecycle:
         ``settings`` or ``purged`` (see :meth:`Observer.queue_changed`)."""
         for observer in self._observers:
             observer.queue_changed(event)
+
+    def _add_observer(self, observer: Observer) -> None:
+        """Report every later change to ``observer`` as well (History, a
+        durable store). O(observers)."""
+        self._observers = (*self._observers, observer)
+
+    def _notify(self, count: int | None = None) -> None:
+        """Wake long polls so they look again: every one (``count`` None: a
+        visibility change, a delete that may unlock a FIFO group, a close...),
+        or the ``count`` that waited longest and were not woken yet (a send of
+        ``count`` messages: waking every poll for one message would have them
+        all look and all but one wait again, a cost that grows with the polls
+        held). A woken poll that leaves without looking passes its wake-up on
+        (``_polling.long_poll``), so none is lost. O(w) for all, O(count + woken) else."""
+        waiters = self._waiters
+        if not waiters:
+            return
+        if count is None:
+            for waiter in waiters:
+                waiter.wake()
+            return
+        for waiter in waiters:
+            if count <= 0:
+                break
+            if not waiter.called:
+                waiter.wake()
+                count -= 1
 
     def _restore(self, records: Iterable[_Record], seq: int) -> None:
         """Index stored records, in sequence order, as they were: no transition,

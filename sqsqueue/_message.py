@@ -163,6 +163,43 @@ def to_value(stored: StoredAttribute) -> MessageAttributeValue:
     return MessageAttributeValue(data_type, binary_value=value)
 
 
+#: Every stored field of a message, declared once: ``(name, SQLite column
+#: type)`` in the order of the durable store's ``messages`` columns, which
+#: ``_durable.py`` derives its table, statements and restore from, and by which
+#: ``tests/_mirror.py`` compares records. ``seq`` and ``sent`` are the two
+#: halves of a record's ``skey`` and ``due`` the time in its ``vkey``
+#: (:data:`KEY_COLUMNS`); every other name is a slot of :class:`_Record`, in the
+#: order its constructor takes them after the two keys. Adding a field here
+#: changes the store's schema (``_durable.SCHEMA_VERSION``).
+FIELDS: tuple[tuple[str, str], ...] = (
+    ("seq", "INTEGER NOT NULL"),
+    ("message_id", "TEXT NOT NULL"),
+    ("body", "TEXT NOT NULL"),
+    ("size", "INTEGER NOT NULL"),
+    ("attributes", "TEXT"),  # a tuple of StoredAttribute, stored as JSON
+    ("attributes_md5", "TEXT"),
+    ("sender_id", "TEXT NOT NULL"),
+    ("sent", "INTEGER NOT NULL"),
+    ("due", "INTEGER NOT NULL"),
+    ("receive_count", "INTEGER NOT NULL"),
+    ("receive_base", "INTEGER NOT NULL"),
+    ("first_receive", "INTEGER NOT NULL"),
+    ("receipt_no", "INTEGER NOT NULL"),
+    ("receive_cap", "INTEGER NOT NULL"),
+    ("rehides", "INTEGER NOT NULL"),
+    ("token", "BLOB"),
+    ("group_id", "TEXT"),
+    ("dedup_id", "TEXT"),
+    ("sequence_number", "TEXT"),  # an int of 20 digits, past SQLite's 64-bit integers
+    ("trace_header", "TEXT"),
+    ("dlq_source_arn", "TEXT"),
+)
+#: The columns of :data:`FIELDS` that the record packs into its keys.
+KEY_COLUMNS = ("seq", "sent", "due")
+#: The record's own fields of :data:`FIELDS`, in its constructor's order.
+RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
+
+
 class _Record:
     """One stored message. Mutated only by the lifecycle in ``_lifecycle.py``.
 
@@ -174,31 +211,15 @@ class _Record:
     * ``skey``: enqueue time (retention counts from it).
     * ``vkey``: the time the message becomes receivable: the end of its delay
       before its first receive, the end of its visibility timeout after.
+
+    Its fields are declared in :data:`FIELDS`; the constructor takes them in
+    that order (a test holds the two together). It is written out rather than
+    generated: one is made per message sent.
     """
 
-    __slots__ = (
-        "attributes",
-        "attributes_md5",
-        "body",
-        "dedup_id",
-        "dlq_source_arn",
-        "first_receive",
-        "group",
-        "group_id",
-        "message_id",
-        "receipt_no",
-        "receive_base",
-        "receive_cap",
-        "receive_count",
-        "rehides",
-        "sender_id",
-        "sequence_number",
-        "size",
-        "skey",
-        "token",
-        "trace_header",
-        "vkey",
-    )
+    #: The keys, the declared fields, and the FIFO ordering's chain of the
+    #: record's group (``_ordering.py``), which is not stored.
+    __slots__ = ("group", "skey", "vkey", *RECORD_FIELDS)
 
     def __init__(
         self,
@@ -210,6 +231,18 @@ class _Record:
         attributes: tuple[StoredAttribute, ...] | None,
         attributes_md5: str | None,
         sender_id: str,
+        receive_count: int = 0,
+        receive_base: int = 0,
+        first_receive: int = 0,
+        receipt_no: int = 0,
+        receive_cap: int = 0,
+        rehides: int = 0,
+        token: bytes | None = None,
+        group_id: str | None = None,
+        dedup_id: str | None = None,
+        sequence_number: int | None = None,
+        trace_header: str | None = None,
+        dlq_source_arn: str | None = None,
     ) -> None:
         self.skey = skey
         self.vkey = vkey
@@ -219,22 +252,22 @@ class _Record:
         self.attributes = attributes
         self.attributes_md5 = attributes_md5
         self.sender_id = sender_id
-        self.receive_count = 0
+        self.receive_count = receive_count
         #: Receives in the queue a dead-lettered message came from: its
         #: ApproximateReceiveCount continues from there (section 10).
-        self.receive_base = 0
-        self.first_receive = 0
-        self.receipt_no = 0
-        self.receive_cap = 0
+        self.receive_base = receive_base
+        self.first_receive = first_receive
+        self.receipt_no = receipt_no
+        self.receive_cap = receive_cap
         #: Visibility changes so far (ChangeMessageVisibility, replayed receives):
         #: a ReceiveRequestAttemptId replays only messages left unchanged (section 9).
-        self.rehides = 0
-        self.token: bytes | None = None
-        self.group_id: str | None = None
-        self.dedup_id: str | None = None
-        self.sequence_number: int | None = None
-        self.trace_header: str | None = None
-        self.dlq_source_arn: str | None = None
+        self.rehides = rehides
+        self.token = token
+        self.group_id = group_id
+        self.dedup_id = dedup_id
+        self.sequence_number = sequence_number
+        self.trace_header = trace_header
+        self.dlq_source_arn = dlq_source_arn
         #: The FIFO ordering's chain of this message's group (``_ordering.py``);
         #: typed loosely so that records know nothing of orderings.
         self.group: Any = None

@@ -23,15 +23,19 @@ import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol, Self
+from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, Unpack
 
-from sqsqueue import _attributes, _batches, _deadletter, _faults, _policy, _validate
-from sqsqueue import _limits as L
-from sqsqueue._admin import QueueAdmin
+from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
-from sqsqueue._clock import Clock, SystemClock, Waiter
+from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._faults import Faults
-from sqsqueue._lifecycle import Lifecycle, Ordering
+from sqsqueue._lifecycle import Ordering
+from sqsqueue._limits import (
+    BATCH_PAYLOAD_MAX,
+    MAX_RECEIVE_COUNT_DEFAULT,
+    PURGE_INTERVAL,
+    US,
+)
 from sqsqueue._message import (
     BatchFailure,
     BatchResult,
@@ -45,7 +49,7 @@ from sqsqueue._message import (
     key_time,
     md5_of_attributes,
 )
-from sqsqueue._polling import LongPolling, run_async, run_sync
+from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
 from sqsqueue._validate import show
@@ -57,12 +61,9 @@ from sqsqueue.errors import (
     InvalidParameterValue,
     OverLimit,
     PurgeQueueInProgress,
-    QueueDoesNotExist,
-    ServiceClosed,
     SQSError,
 )
 
-US = L.US
 #: ``Message(...)`` and ``SendResult(...)`` without the named tuple's
 #: Python-level ``__new__``: half the cost, and one is built for every message
 #: sent or received. The tuple must list every field, in order.
@@ -88,41 +89,153 @@ class Attempts(Protocol):
     ) -> list[Message] | None: ...
 
 
+# -- the constructor's keywords ---------------------------------------------------
+#
+# Declared once, as TypedDicts: ``Queue(name, **options: Unpack[QueueOptions])``
+# and ``FifoQueue(name, **options: Unpack[FifoQueueOptions])``, so type
+# checkers and IDEs see each keyword with its type, and ``_BaseQueue.__init__``
+# reads them. The attribute keywords are the Pythonic names of
+# ``_attributes.ATTRIBUTES`` (a test holds the two together); the groups are
+# applied in this order, which decides the error raised for several bad ones.
+
+
+class _QueueSetup(TypedDict, total=False):
+    """What a queue is made with, besides its attributes."""
+
+    #: The clock every deadline is measured on (default: a SystemClock; a
+    #: queue given a ``dead_letter_queue`` and no clock runs on the DLQ's).
+    clock: Clock | None
+    #: Queue attributes by AWS name, with AWS's string values.
+    attributes: Mapping[str, object] | None
+    #: A seeded ``random.Random`` makes message ids and receipt handles
+    #: reproducible (and so guessable: for tests).
+    random: _random.Random | None
+    #: The queue's region and account (default us-east-1, 000000000000).
+    region: str
+    account_id: str
+    #: Standalone redrive: this queue's dead-letter queue, and after how many
+    #: receives a message moves there (default 10).
+    dead_letter_queue: _BaseQueue | None
+    max_receive_count: int | None
+    #: Fault emulation (standard queues; FIFO queues accept it and stay exact).
+    faults: Faults | None
+    #: A Broker's queues: its shared lock, and its lookup of a queue by ARN.
+    _lock: threading.RLock | None
+    _resolver: Callable[[str], _BaseQueue | None] | None
+
+
+class _AttributeKeywords(TypedDict, total=False):
+    """The attributes every queue reads on each operation, as keywords
+    (seconds, bytes); applied after a FIFO queue's own, in this order."""
+
+    visibility_timeout: int | None
+    delay_seconds: int | None
+    message_retention_period: int | None
+    maximum_message_size: int | None
+    receive_message_wait_time_seconds: int | None
+
+
+class _PolicyKeywords(TypedDict, total=False):
+    """The policy and encryption attributes, as keywords (a policy as a dict
+    or its JSON text); applied after the others, in the caller's order."""
+
+    policy: Mapping[str, Any] | str | None
+    redrive_policy: Mapping[str, Any] | str | None
+    redrive_allow_policy: Mapping[str, Any] | str | None
+    kms_master_key_id: str | None
+    kms_data_key_reuse_period_seconds: int | None
+    sqs_managed_sse_enabled: bool | None
+
+
+class _FifoKeywords(TypedDict, total=False):
+    """A FIFO queue's own attributes, as keywords: applied first, in this order."""
+
+    content_based_deduplication: bool | None
+    deduplication_scope: str | None
+    fifo_throughput_limit: str | None
+
+
+class QueueOptions(_QueueSetup, _AttributeKeywords, _PolicyKeywords, total=False):
+    """The keywords of :class:`~sqsqueue.Queue`: ``Queue(name, **options)``."""
+
+
+class FifoQueueOptions(QueueOptions, _FifoKeywords, total=False):
+    """The keywords of :class:`~sqsqueue.FifoQueue`: a Queue's and FIFO's own."""
+
+    #: Accepted for symmetry with CreateQueue: a FIFO queue is one.
+    fifo_queue: bool | None
+
+
+_SETUP = frozenset(_QueueSetup.__optional_keys__)
+#: The attribute keywords applied first, in order, by queue type (FIFO or not).
+_FIRST = {
+    False: tuple(_AttributeKeywords.__annotations__),
+    True: (*_FifoKeywords.__annotations__, *_AttributeKeywords.__annotations__),
+}
+
+
+def _attribute_keywords(options: Mapping[str, object], fifo: bool) -> dict[str, object]:
+    """The attributes given as keywords among a constructor's ``options``, in
+    the order they are applied: the first group, then the rest as given."""
+    first = _FIRST[fifo]
+    order = [key for key in first if key in options]
+    order += [key for key in options if key not in _SETUP and key not in first]
+    requested = {}
+    for key in order:
+        if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
+            raise InvalidAttributeName(f"Unknown Attribute {key}.")
+        value = options[key]
+        if value is not None:
+            requested[key] = value
+    return requested
+
+
+class QueueState(TypedDict):
+    """A queue's own state, as a durable store keeps it (``_durable.py``):
+    everything but its messages and its FIFO windows."""
+
+    values: dict[str, object]
+    tags: dict[str, str]
+    created: int
+    modified: int
+    last_purge: int | None
+    seq: int
+    last_now: int
+    #: The secret its receipt handles' key is derived from.
+    seed: bytes
+    #: FIFO queues: the DeduplicationScope they were created with.
+    dedup_by_group: NotRequired[bool]
+
+
 def _same_time(a: Clock, b: Clock) -> bool:
     """Whether two clocks tell one time: the same object, or two wall clocks."""
     return a is b or (type(a) is SystemClock and type(b) is SystemClock)
 
 
-class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
-    """State and operations shared by :class:`Queue` and :class:`FifoQueue`."""
+class _BaseQueue(QueueSettings, abc.ABC):
+    """State and operations shared by :class:`Queue` and :class:`FifoQueue`.
 
-    FIFO: bool = False
+    The queue type gives its send rules (:meth:`_check_ids`, :meth:`_commit`,
+    abstract here) and its ordering policy (``_ORDERING``).
+    """
+
     #: The queue type's ordering policy (``_ordering.py``).
-    _ORDERING: Callable[[Lifecycle], Ordering]
+    _ORDERING: ClassVar[type[Ordering]]
     #: ReceiveRequestAttemptIds remembered for replay (FIFO queues only).
     _attempts: Attempts | None = None
-    #: Fault emulation (standard queues only; see Queue.faults). Checked before
-    #: the fault hooks are called, so an exact queue pays nothing for them.
-    _faults: Faults | None = None
 
     # -- identity ------------------------------------------------------------
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        clock: Clock | None = None,
-        attributes: Mapping[str, object] | None = None,
-        random: _random.Random | None = None,
-        region: str = "us-east-1",
-        account_id: str = "000000000000",
-        dead_letter_queue: _BaseQueue | None = None,
-        max_receive_count: int | None = None,
-        _lock: threading.RLock | None = None,
-        _resolver: Callable[[str], _BaseQueue | None] | None = None,
-        **kwargs: object,
-    ) -> None:
+    def __init__(self, name: str, **options: Unpack[FifoQueueOptions]) -> None:
         self._name = _validate.queue_name(name, fifo=self.FIFO)
+        clock = options.get("clock")
+        region = options.get("region", "us-east-1")
+        account_id = options.get("account_id", "000000000000")
+        random = options.get("random")
+        dead_letter_queue = options.get("dead_letter_queue")
+        max_receive_count = options.get("max_receive_count")
+        _lock = options.get("_lock")
+        _resolver = options.get("_resolver")
         _validate.instance("clock", clock, Clock, "a Clock")
         if clock is None and isinstance(dead_letter_queue, _BaseQueue):
             clock = dead_letter_queue._clock  # a source runs on its DLQ's clock
@@ -133,12 +246,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         _validate.instance("random", random, _random.Random, "a random.Random")
         self._region = region
         self._account_id = account_id
-        requested = attribute_map(attributes)
-        for key, value in kwargs.items():
-            if _attributes.canonical_name(key) is None or key in _attributes.ATTRIBUTES:
-                raise InvalidAttributeName(f"Unknown Attribute {key}.")
-            if value is not None:
-                requested[key] = value
+        requested = attribute_map(options.get("attributes"))
+        requested.update(_attribute_keywords(options, self.FIFO))
         values = _attributes.defaults(fifo=self.FIFO)
         update = _attributes.parse(requested, fifo=self.FIFO, creating=True, current=values)
         values.update(update)
@@ -162,14 +271,15 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             redrive = {
                 "deadLetterTargetArn": dead_letter_queue.arn,
                 "maxReceiveCount": (
-                    L.MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
+                    MAX_RECEIVE_COUNT_DEFAULT if max_receive_count is None else max_receive_count
                 ),
             }
             if max_receive_count is not None and (
                 isinstance(max_receive_count, bool) or not isinstance(max_receive_count, int)
             ):
-                # An int, as every integer parameter of the Python API (issue 12
-                # §5); "3" is for the RedrivePolicy JSON text, not for this keyword.
+                # An int, as every integer parameter of the Python API (AWS's
+                # integer members are JSON numbers: docs/aws-behaviour.md §1.2);
+                # "3" is for the RedrivePolicy JSON text, not for this keyword.
                 raise InvalidAttributeValue(
                     f"Value {_attributes.render('RedrivePolicy', redrive)} for parameter "
                     "RedrivePolicy is invalid. Reason: Invalid value for maxReceiveCount: "
@@ -196,7 +306,6 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         seed = random.randbytes(32) if random is not None else os.urandom(32)
         self._receipts_seed = seed  # kept by a durable broker (_durable.py)
         self._receipts = Receipts(seed, self.arn)
-        self._waiters: dict[Waiter, None] = {}  # in the order they began to wait
         self._tags: dict[str, str] = {}
         self._last_now = 0
         #: The next moment after ``now`` a move task acts (a long poll wakes then).
@@ -248,47 +357,6 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- operations' common steps --------------------------------------------
-
-    def _now_us(self) -> int:
-        # Queue time never runs backwards, even if a SystemClock is stepped
-        # back: deadlines already issued keep their meaning.
-        now = round(self._clock.now() * US)
-        if now < self._last_now:
-            return self._last_now
-        self._last_now = now
-        return now
-
-    def _check_alive(self) -> None:
-        if self._deleted:
-            raise QueueDoesNotExist()
-        if self._closed:
-            raise ServiceClosed(f"The queue {self._name} is closed.")
-
-    def _begin(self) -> int:
-        """Start an operation, under the lock: the queue must exist and be open,
-        and every deadline up to now is applied first. Returns now."""
-        if self._deleted or self._closed:
-            self._check_alive()
-        now = self._now_us()
-        self._advance(now)
-        return now
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None:
-        """Refuse ``action`` unless ``principal`` owns the queue or a policy
-        statement grants it (see ``_policy.py``). Returns the SenderId to record."""
-        if principal is None:
-            return sender_id
-        account = _policy.caller_account(principal)
-        if account != self._account_id:
-            with self._lock:
-                doc = self._values.get("Policy")
-            if not _policy.is_allowed(doc, account, action, self.arn):  # type: ignore[arg-type]
-                raise _policy.access_denied(self.url)
-        return sender_id if sender_id is not None else account
 
     # -- send ----------------------------------------------------------------
 
@@ -429,9 +497,9 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                 continue
             prepared[entry.id] = p
             total += p[0].size
-        if total > L.BATCH_PAYLOAD_MAX:
+        if total > BATCH_PAYLOAD_MAX:
             raise BatchRequestTooLong(
-                f"Batch requests cannot be longer than {L.BATCH_PAYLOAD_MAX} bytes. "
+                f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
                 f"You have sent {total} bytes."
             )
         results = self._send_prepared(list(prepared.values()), sender_id)
@@ -464,8 +532,10 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             return []
         # In flight <= lane + received: only a receive that could cross the limit
         # needs the exact count (section 4).
-        if len(self._lane) + len(self._received) + limit > L.IN_FLIGHT_MAX:
-            room = L.IN_FLIGHT_MAX - self._in_flight(now)
+        # The limit is read from its module at each receive: tests lower it.
+        in_flight_max = _limits.IN_FLIGHT_MAX
+        if len(self._lane) + len(self._received) + limit > in_flight_max:
+            room = in_flight_max - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
             limit = min(limit, room)
@@ -497,11 +567,12 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         # Message text UNCONFIRMED (section 4 gives the code only).
         raise OverLimit(
             "The maximum number of in flight messages is reached: "
-            f"{L.IN_FLIGHT_MAX} messages are in flight."
+            f"{_limits.IN_FLIGHT_MAX} messages are in flight."
         )
 
     def _receive_args(
         self,
+        principal: str | None,
         max_messages: object,
         visibility_timeout: object,
         wait_time_seconds: object,
@@ -509,6 +580,10 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         message_attribute_names: object,
         receive_request_attempt_id: object,
     ) -> tuple[int, int | None, int, tuple[str, ...], tuple[str, ...], str | None]:
+        """Check a ReceiveMessage's caller and parameters: (limit, its visibility
+        timeout or None, wait, attribute names, message attribute names, attempt id)."""
+        if principal is not None:
+            self._authorize(principal, "ReceiveMessage")
         limit = _validate.max_messages(max_messages)
         vt = (
             None if visibility_timeout is None else _validate.visibility_timeout(visibility_timeout)
@@ -528,6 +603,26 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         # queue ignores it (UNCONFIRMED) after validating its format.
         attempt = _validate.fifo_id("ReceiveRequestAttemptId", value)
         return attempt if self.FIFO else None
+
+    def _long_poll(
+        self,
+        loop: asyncio.AbstractEventLoop | None,
+        limit: int,
+        vt: int | None,
+        wait: int,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> Poll:
+        """A receive that waits up to ``wait`` seconds (``_polling.long_poll``),
+        for the thread's driver (``loop`` None) or asyncio's."""
+        waits = wait > 0
+
+        def receive_at(now: int) -> list[Message]:
+            vis = self._visibility_us if vt is None else vt * US
+            return self._receive_now(now, limit, vis, waits, attempt, names, user_names)
+
+        return long_poll(self, loop, receive_at, wait)
 
     def receive(
         self,
@@ -552,9 +647,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        if principal is not None:
-            self._authorize(principal, "ReceiveMessage")
         limit, vt, wait, names, user_names, attempt = self._receive_args(
+            principal,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -567,7 +661,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
                 return self._receive_now(now, limit, vis, False, attempt, names, user_names)
-        return run_sync(self._poll(None, limit, vt, wait, names, user_names, attempt), self._clock)
+        polling = self._long_poll(None, limit, vt, wait, names, user_names, attempt)
+        return run_sync(polling, self._clock)
 
     async def receive_async(
         self,
@@ -584,9 +679,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
 
         Runtime complexity: as :meth:`receive`.
         """
-        if principal is not None:
-            self._authorize(principal, "ReceiveMessage")
-        limit, vt, wait, names, user_names, attempt = self._receive_args(
+        args = self._receive_args(
+            principal,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -594,9 +688,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        loop = asyncio.get_running_loop()
-        poll = self._poll(loop, limit, vt, wait, names, user_names, attempt)
-        return await run_async(poll, self._clock)
+        polling = self._long_poll(asyncio.get_running_loop(), *args)
+        return await run_async(polling, self._clock)
 
     # -- delete and change visibility ----------------------------------------
 
@@ -744,7 +837,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         with self._lock:
             self._check_alive()
             now = self._now_us()
-            if self._last_purge is not None and now < self._last_purge + L.PURGE_INTERVAL * US:
+            if self._last_purge is not None and now < self._last_purge + PURGE_INTERVAL * US:
                 raise PurgeQueueInProgress(
                     f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
                 )
@@ -771,6 +864,42 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         """Assert every internal invariant, changing nothing; for tests. O(n)."""
         with self._lock:
             self._check_indexes()
+
+    # -- what a durable store uses (``_durable.py``) ----------------------------
+    #
+    # The store writes and restores a queue through these methods only (with
+    # ``Lifecycle._add_observer``, the queue's ``name`` and ``_deleted``, and
+    # FifoQueue's windows): ``_durable.StoredQueue`` lists them.
+
+    def _stored_state(self) -> QueueState:
+        """The queue's own state, for a store to write. O(1): it shares the
+        queue's dicts, so it is written before the lock is released."""
+        return {
+            "values": self._values,
+            "tags": self._tags,
+            "created": self._created,
+            "modified": self._modified,
+            "last_purge": self._last_purge,
+            "seq": self._seq,
+            "last_now": self._last_now,
+            "seed": self._receipts_seed,
+        }
+
+    def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None:
+        """Become the queue a store kept: a queue just made (with no attributes
+        given, before any use) takes ``state`` and ``records`` (in sequence
+        order) back, reporting nothing: nothing changes. O(n log n)."""
+        self._values = dict(state["values"])
+        self._apply_config()
+        self._apply_update(self._values)
+        self._tags = dict(state["tags"])
+        self._created = state["created"]
+        self._modified = state["modified"]
+        self._last_purge = state["last_purge"]
+        self._last_now = state["last_now"]
+        self._receipts_seed = state["seed"]
+        self._receipts = Receipts(state["seed"], self.arn)
+        self._restore(records, state["seq"])
 
 
 def _no_queue(arn: str) -> Any:

@@ -9,11 +9,11 @@ keeps structures of its own (``TRACKS``).
 
 **Standard** (:class:`StandardOrdering`). AWS keeps a standard queue's send
 order on a best-effort basis, and a message whose visibility timeout ended is
-delivered before visible messages sent after it (recorded against real AWS,
-issue 12 §6). So a receive returns the receivable messages in this order: a
-never-received message by the moment it became receivable (its send time plus
-delay), a received message that is visible again by its send time, ties in
-send order. It merges three streams, each already in that order: the
+delivered before visible messages sent after it (observed on AWS,
+``docs/aws-behaviour.md`` §10). So a receive returns the receivable messages
+in this order: a never-received message by the moment it became receivable
+(its send time plus delay), a received message that is visible again by its
+send time, ties in send order. It merges three streams, each already in that order: the
 lifecycle's ready lane of undelayed fresh messages, its sorted index of delayed
 (or dead-letter) fresh messages by due time, and its index of received
 messages visible again by send time (``_revisible``, filled by ``_revisit``
@@ -57,9 +57,9 @@ from operator import attrgetter
 
 from sortedcontainers import SortedKeyList
 
-from sqsqueue import _limits as L
 from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
+from sqsqueue._limits import US
 from sqsqueue._message import SEQ_MASK, _Record, key_at, key_seq, key_time, last_key
 
 _KEY = attrgetter("key")
@@ -161,8 +161,9 @@ def marker_digit(account_id: str) -> str:
     """The digit that keeps the account id out of a queue's sequence numbers.
 
     Snapshot tools mask the 12-digit account id wherever it appears, and a
-    sequence number that contains it by chance gets corrupted (a run of twelve
-    zeros appeared inside one, issue 12 §6). The marker sits at every 6th
+    sequence number that contains it by chance gets corrupted (the account id
+    ``000000000000`` is a run of twelve zeros; sqsqueue's own rule, not AWS's:
+    ``docs/aws-behaviour.md`` §4, SequenceNumber). The marker sits at every 6th
     position, so any 12 consecutive digits of a sequence number hold it at
     two offsets i and i + 6 (i in 0..5); the marker is chosen so that no such
     pair of the account id's digits equals it. At most 6 digits are excluded,
@@ -190,7 +191,7 @@ class FifoOrdering(Ordering):
         self._heads_enqueue: SortedKeyList = SortedKeyList(key=_KEY)
 
     def _delay_us(self) -> int:
-        return self.life._delay_s * L.US
+        return self.life._delay_s * US
 
     def fresh_bound(self, now: int) -> int:
         # A fresh FIFO record's vkey is its enqueue time; the queue delay is

@@ -1,13 +1,16 @@
-"""Long polling: one loop (``_poll``), a thread driver and an asyncio driver.
+"""Long polling: one loop (:func:`long_poll`), a thread driver and an asyncio driver.
 
 A long poll is a non-blocking receive attempt under the queue's lock, then,
 if it found nothing, a wait *outside* the lock on a :class:`~sqsqueue._clock.Waiter`
 until something could have changed: a send, a visibility change or a close
-(the queue wakes its waiters, :meth:`LongPolling._notify`), the next deadline
-(a delay or visibility timeout ending, a move task acting: ``_wake_time``), or
+(the queue wakes its waiters, ``Lifecycle._notify``), the next deadline (a
+delay or visibility timeout ending, a move task acting: :func:`wake_time`), or
 the clock moving. How the wait passes is the clock's business
 (``_clock.py``); the loop is written once, as a generator, and
 :func:`run_sync` and :func:`run_async` drive it.
+
+The loop is handed the queue and the receive to repeat; what it uses of the
+queue is :class:`Pollable`, so this module imports no queue class.
 """
 
 from __future__ import annotations
@@ -15,113 +18,93 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
+from typing import Protocol
 
-from sqsqueue import _limits as L
 from sqsqueue._clock import Clock, Waiter
 from sqsqueue._lifecycle import Ordering
+from sqsqueue._limits import US
 from sqsqueue._message import Message
-
-US = L.US
 
 #: What a poll yields to its driver: the waiter and when to stop waiting (µs).
 Poll = Generator[tuple[Waiter, int], bool, list[Message]]
 
 
-class LongPolling:
-    """The waiting half of ``ReceiveMessage``, a base of every queue class."""
+class Pollable(Protocol):
+    """What a long poll uses of a queue (``_operations._BaseQueue``)."""
 
     _lock: threading.RLock
     _clock: Clock
     _closed: bool
-    _visibility_us: int
     _waiters: dict[Waiter, None]
+    #: The next moment after ``now`` a move task acts (a Broker's queues).
     _next_tick: Callable[[int], int | None] | None
-    _now_us: Callable[[], int]
-    _receive_now: Callable[..., list[Message]]
     _ordering: Ordering
 
-    def _notify(self, count: int | None = None) -> None:
-        """Wake long polls so they look again: every one (``count`` None: a
-        visibility change, a delete that may unlock a FIFO group, a close...),
-        or the ``count`` that waited longest and were not woken yet (a send of
-        ``count`` messages: waking every poll for one message would have them
-        all look and all but one wait again, a cost that grows with the polls
-        held). A woken poll that leaves without looking passes its wake-up on
-        (``_poll``), so none is lost. O(w) for all, O(count + woken) else."""
-        waiters = self._waiters
-        if not waiters:
-            return
-        if count is None:
-            for waiter in waiters:
-                waiter.wake()
-            return
-        for waiter in waiters:
-            if count <= 0:
-                break
-            if not waiter.called:
-                waiter.wake()
-                count -= 1
+    def _now_us(self) -> int: ...
 
-    def _poll(
-        self,
-        loop: asyncio.AbstractEventLoop | None,
-        limit: int,
-        vt: int | None,
-        wait: int,
-        names: Sequence[str],
-        user_names: Sequence[str],
-        attempt: str | None,
-    ) -> Poll:
-        """A receive with its long poll, written once for both drivers.
+    def _notify(self, count: int | None = None) -> None: ...
 
-        Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
-        driver to wait on, the thread's way or asyncio's, and is sent whether
-        the waiter was woken. Returns the messages: as soon as any is receivable,
-        ``[]`` at the poll's deadline, what is receivable when the clock gives
-        up waiting (a frozen ManualClock with nobody else acting), and ``[]``
-        when the queue is closed during the wait.
-        """
-        deadline: int | None = None
-        last_try = False
-        while True:
-            with self._lock:
-                if deadline is not None and self._closed:
-                    return []
-                now = self._now_us()
-                vis = self._visibility_us if vt is None else vt * US
-                msgs = self._receive_now(now, limit, vis, wait > 0, attempt, names, user_names)
-                if deadline is None:
-                    deadline = now + wait * US
-                if msgs or last_try or now >= deadline:
-                    return msgs
-                wake_at = self._wake_time(now, deadline)
-                waiter = Waiter(loop)
-                self._waiters[waiter] = None
-            looked = False
-            try:
-                woken = yield waiter, wake_at
-                looked = True
-            finally:
-                with self._lock:
-                    del self._waiters[waiter]
-                    if not looked and waiter.called and self._waiters:
-                        # Woken for a message, but leaving without looking (the
-                        # task was cancelled): another poll looks instead.
-                        self._notify(1)
-            # Not woken, and time has not reached wake_at: the clock gave up
-            # waiting. One last attempt, then the poll returns what it found.
-            last_try = not woken and round(self._clock.now() * US) < wake_at
 
-    def _wake_time(self, now: int, deadline: int) -> int:
-        due = self._ordering.next_due(now)
-        if self._next_tick is not None:
-            # A move task may send a message here before then (section 12: a
-            # long poll returns as soon as a message is receivable).
-            moves = self._next_tick(now)
-            if moves is not None and (due is None or moves < due):
-                due = moves
-        return deadline if due is None else min(deadline, due)
+def long_poll(
+    queue: Pollable,
+    loop: asyncio.AbstractEventLoop | None,
+    receive_at: Callable[[int], list[Message]],
+    wait: int,
+) -> Poll:
+    """A receive with its long poll, written once for both drivers:
+    ``receive_at(now)`` (a non-blocking receive, called under the queue's
+    lock) until it finds messages or ``wait`` seconds pass.
+
+    Yields ``(waiter, wake_at)`` (microseconds on the queue's clock) for the
+    driver to wait on, the thread's way or asyncio's, and is sent whether
+    the waiter was woken. Returns the messages: as soon as any is receivable,
+    ``[]`` at the poll's deadline, what is receivable when the clock gives
+    up waiting (a frozen ManualClock with nobody else acting), and ``[]``
+    when the queue is closed during the wait.
+    """
+    deadline: int | None = None
+    last_try = False
+    while True:
+        with queue._lock:
+            if deadline is not None and queue._closed:
+                return []
+            now = queue._now_us()
+            msgs = receive_at(now)
+            if deadline is None:
+                deadline = now + wait * US
+            if msgs or last_try or now >= deadline:
+                return msgs
+            wake_at = wake_time(queue, now, deadline)
+            waiter = Waiter(loop)
+            queue._waiters[waiter] = None
+        looked = False
+        try:
+            woken = yield waiter, wake_at
+            looked = True
+        finally:
+            with queue._lock:
+                del queue._waiters[waiter]
+                if not looked and waiter.called and queue._waiters:
+                    # Woken for a message, but leaving without looking (the
+                    # task was cancelled): another poll looks instead.
+                    queue._notify(1)
+        # Not woken, and time has not reached wake_at: the clock gave up
+        # waiting. One last attempt, then the poll returns what it found.
+        last_try = not woken and round(queue._clock.now() * US) < wake_at
+
+
+def wake_time(queue: Pollable, now: int, deadline: int) -> int:
+    """When a poll that found nothing at ``now`` should look again: the next
+    deadline of the queue's messages or move tasks, at the latest ``deadline``."""
+    due = queue._ordering.next_due(now)
+    if queue._next_tick is not None:
+        # A move task may send a message here before then (section 12: a
+        # long poll returns as soon as a message is receivable).
+        moves = queue._next_tick(now)
+        if moves is not None and (due is None or moves < due):
+            due = moves
+    return deadline if due is None else min(deadline, due)
 
 
 def run_sync(poll: Poll, clock: Clock) -> list[Message]:

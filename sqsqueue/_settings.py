@@ -1,51 +1,63 @@
-"""Queue attributes, history and inspection: the queue's settings and its
-read-only views, a base of every queue class (``_operations._BaseQueue``).
+"""A queue's settings: identity, attributes, tags and permissions, and the
+steps every operation starts with; history and inspection. The base of
+``_operations._BaseQueue``, on top of the lifecycle.
 
 ``GetQueueAttributes`` and ``SetQueueAttributes`` follow AWS's rules
 (``_attributes.py`` parses and renders each value); a RedrivePolicy is checked
-against its dead-letter queue (``_deadletter.py``). History is a lifecycle
-observer (``_lifecycle.History``); ``inspect`` lists every stored message.
+against its dead-letter queue (``_deadletter.py``). Tags follow section 4's
+rules (``_admin.py``); permissions are statements of the queue's Policy
+(``_policy.py``), which also decides who may call what (``_authorize``).
+History is a lifecycle observer (``_lifecycle.History``); ``inspect`` lists
+every stored message.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-from sqsqueue import _attributes, _deadletter
-from sqsqueue import _limits as L
+from sqsqueue import _attributes, _deadletter, _policy
+from sqsqueue._admin import TAGS_MAX, validate_tags
 from sqsqueue._clock import Clock
 from sqsqueue._lifecycle import History, Lifecycle, by_send_order
+from sqsqueue._limits import US
 from sqsqueue._message import HistoryEvent, MessageInfo, key_time, last_key
 from sqsqueue._validate import show
-from sqsqueue.errors import InvalidAttributeName, InvalidParameterValue
+from sqsqueue.errors import (
+    InvalidAttributeName,
+    InvalidParameterValue,
+    QueueDoesNotExist,
+    ServiceClosed,
+)
 
-US = L.US
 #: The default of every AttributeNames-style parameter; ``names_of`` knows it by
 #: identity, so the common call pays no validation.
 ALL = ("All",)
 
 
 class QueueSettings(Lifecycle):
-    """Attributes, history and inspection of one queue."""
+    """Identity, attributes, tags, permissions, history and inspection of one queue."""
 
-    FIFO: bool
+    #: A FIFO queue (FifoQueue) or a standard one (Queue).
+    FIFO: ClassVar[bool] = False
+    # Fields the queue's constructor sets (``_operations._BaseQueue.__init__``):
+    _name: str
+    _region: str
+    _clock: Clock
     _lock: threading.RLock
     _values: dict[str, object]
+    _tags: dict[str, str]
     _created: int
     _modified: int
+    _last_now: int
+    _deleted: bool
+    _closed: bool
+    # Fields kept from the attribute values (``_apply_config``, ``_apply_update``):
     _max_size: int
     _wait_s: int
     _visibility_us: int
     _max_receive_count: int
-    _name: str
-    _region: str
-    _clock: Clock
-    _now_us: Callable[[], int]
-    _begin: Callable[[], int]
-    _check_alive: Callable[[], None]
-    _authorize: Callable[..., str | None]
-    _notify: Callable[..., None]
 
     # -- identity --------------------------------------------------------------
 
@@ -68,6 +80,47 @@ class QueueSettings(Lifecycle):
     def clock(self) -> Clock:
         """The clock every deadline of this queue is measured on."""
         return self._clock
+
+    # -- the steps every operation starts with --------------------------------
+
+    def _now_us(self) -> int:
+        # Queue time never runs backwards, even if a SystemClock is stepped
+        # back: deadlines already issued keep their meaning.
+        now = round(self._clock.now() * US)
+        if now < self._last_now:
+            return self._last_now
+        self._last_now = now
+        return now
+
+    def _check_alive(self) -> None:
+        if self._deleted:
+            raise QueueDoesNotExist()
+        if self._closed:
+            raise ServiceClosed(f"The queue {self._name} is closed.")
+
+    def _begin(self) -> int:
+        """Start an operation, under the lock: the queue must exist and be open,
+        and every deadline up to now is applied first. Returns now."""
+        if self._deleted or self._closed:
+            self._check_alive()
+        now = self._now_us()
+        self._advance(now)
+        return now
+
+    def _authorize(
+        self, principal: str | None, action: str, sender_id: str | None = None
+    ) -> str | None:
+        """Refuse ``action`` unless ``principal`` owns the queue or a policy
+        statement grants it (see ``_policy.py``). Returns the SenderId to record."""
+        if principal is None:
+            return sender_id
+        account = _policy.caller_account(principal)
+        if account != self._account_id:
+            with self._lock:
+                doc = self._values.get("Policy")
+            if not _policy.is_allowed(doc, account, action, self.arn):  # type: ignore[arg-type]
+                raise _policy.access_denied(self.url)
+        return sender_id if sender_id is not None else account
 
     # -- attributes ----------------------------------------------------------
 
@@ -165,6 +218,78 @@ class QueueSettings(Lifecycle):
         """All queue attributes (``get_attributes(["All"])``)."""
         return self.get_attributes()
 
+    # -- tags and permissions ------------------------------------------------
+
+    def _set_tags(self, tags: Mapping[str, str]) -> None:
+        if len({**self._tags, **tags}) > TAGS_MAX:
+            raise InvalidParameterValue(f"Too many tags added for queue {self._name}.")
+        self._tags.update(tags)
+
+    def tag(self, tags: Mapping[str, str], *, principal: str | None = None) -> None:
+        """Add or overwrite tags (TagQueue); at most 50 per queue. O(t)."""
+        self._authorize(principal, "TagQueue")
+        clean = validate_tags(tags)
+        with self._lock:
+            self._check_alive()
+            self._set_tags(clean)
+            self._queue_changed("settings")
+
+    def untag(self, keys: Iterable[str], *, principal: str | None = None) -> None:
+        """Remove tags (UntagQueue); unknown keys are ignored (AWS-obs). O(t)."""
+        self._authorize(principal, "UntagQueue")
+        if isinstance(keys, str) or not isinstance(keys, Iterable):
+            raise InvalidParameterValue(
+                f"Value {show(keys)} for parameter TagKeys is invalid. Reason: must be a list."
+            )
+        key_list = list(keys)
+        if not all(isinstance(k, str) for k in key_list):
+            raise InvalidParameterValue(
+                "Value for parameter TagKeys is invalid. Reason: keys must be strings."
+            )
+        with self._lock:
+            self._check_alive()
+            for key in key_list:
+                self._tags.pop(key, None)
+            self._queue_changed("settings")
+
+    def list_tags(self, *, principal: str | None = None) -> dict[str, str]:
+        """The queue's tags (ListQueueTags). O(t)."""
+        self._authorize(principal, "ListQueueTags")
+        with self._lock:
+            self._check_alive()
+            return dict(self._tags)
+
+    def add_permission(
+        self,
+        label: str,
+        account_ids: Sequence[str],
+        actions: Sequence[str],
+        *,
+        principal: str | None = None,
+    ) -> None:
+        """Grant ``actions`` on this queue to ``account_ids`` (AddPermission).
+
+        Adds a statement labelled ``label`` to the queue's Policy. O(s) for s
+        statements.
+        """
+        self._authorize(principal, "AddPermission")
+        with self._lock:
+            self._check_alive()
+            current: Any = self._values.get("Policy")
+            self._values["Policy"] = _policy.add_statement(
+                current, self.arn, label, account_ids, actions
+            )
+            self._queue_changed("settings")
+
+    def remove_permission(self, label: str, *, principal: str | None = None) -> None:
+        """Remove the statement labelled ``label`` (RemovePermission). O(s)."""
+        self._authorize(principal, "RemovePermission")
+        with self._lock:
+            self._check_alive()
+            current: Any = self._values.get("Policy")
+            self._values["Policy"] = _policy.remove_statement(current, label)
+            self._queue_changed("settings")
+
     # -- history and inspection ----------------------------------------------
 
     @property
@@ -178,7 +303,7 @@ class QueueSettings(Lifecycle):
         with self._lock:
             history = self._history()
             if value and history is None:
-                self._observers = (*self._observers, History())
+                self._add_observer(History())
             elif not value and history is not None:
                 self._observers = tuple(o for o in self._observers if o is not history)
 

@@ -8,16 +8,13 @@ the standard queue's send rules and its fault emulation (``_faults.py``).
 from __future__ import annotations
 
 import random as _random
-import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Unpack
 
-from sqsqueue import _limits as L
 from sqsqueue import _validate
-from sqsqueue._clock import Clock
 from sqsqueue._faults import Faults
+from sqsqueue._limits import US
 from sqsqueue._message import SendResult, _Record, system_attributes_md5
-from sqsqueue._operations import _BaseQueue, new_send_result
+from sqsqueue._operations import QueueOptions, _BaseQueue, new_send_result
 from sqsqueue._ordering import StandardOrdering
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
@@ -43,53 +40,16 @@ class Queue(_BaseQueue):
     ``attributes={"VisibilityTimeout": "30"}``; both are validated with AWS's
     rules. ``clock`` defaults to :class:`SystemClock`; ``random`` (a seeded
     ``random.Random``) makes message ids and receipt handles reproducible.
-    Thread-safe.
+    Every keyword, with its type: ``_operations.QueueOptions``. Thread-safe.
     """
 
     FIFO = False
     _ORDERING = StandardOrdering
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        clock: Clock | None = None,
-        visibility_timeout: int | None = None,
-        delay_seconds: int | None = None,
-        message_retention_period: int | None = None,
-        maximum_message_size: int | None = None,
-        receive_message_wait_time_seconds: int | None = None,
-        attributes: Mapping[str, object] | None = None,
-        random: _random.Random | None = None,
-        region: str = "us-east-1",
-        account_id: str = "000000000000",
-        dead_letter_queue: _BaseQueue | None = None,
-        max_receive_count: int | None = None,
-        faults: Faults | None = None,
-        _lock: threading.RLock | None = None,
-        _resolver: Callable[[str], _BaseQueue | None] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            name,
-            clock=clock,
-            attributes=attributes,
-            random=random,
-            region=region,
-            account_id=account_id,
-            dead_letter_queue=dead_letter_queue,
-            max_receive_count=max_receive_count,
-            _lock=_lock,
-            _resolver=_resolver,
-            visibility_timeout=visibility_timeout,
-            delay_seconds=delay_seconds,
-            message_retention_period=message_retention_period,
-            maximum_message_size=maximum_message_size,
-            receive_message_wait_time_seconds=receive_message_wait_time_seconds,
-            **kwargs,
-        )
+    def __init__(self, name: str, **options: Unpack[QueueOptions]) -> None:
+        super().__init__(name, **options)
         self._fault_rng = _random.Random(0)
-        self.faults = faults
+        self.faults = options.get("faults")
 
     @property
     def faults(self) -> Faults | None:
@@ -125,7 +85,7 @@ class Queue(_BaseQueue):
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         delay_s = self._delay_s if delay is None else delay
-        self._stamp(rec, now, now + delay_s * L.US, sender_id)
+        self._stamp(rec, now, now + delay_s * US, sender_id)
         self._enqueue(rec)
         return new_send_result(
             (

@@ -14,7 +14,18 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, NoReturn
 
-from sqsqueue import _limits as L
+from sqsqueue._limits import (
+    ATTRIBUTE_NAME_MAX,
+    ATTRIBUTE_TYPE_MAX,
+    DELAY_SECONDS_MAX,
+    MAX_MESSAGES_MAX,
+    MESSAGE_ATTRIBUTES_MAX,
+    NUMBER_EXP_MAX,
+    NUMBER_EXP_MIN,
+    NUMBER_PRECISION,
+    VISIBILITY_TIMEOUT_MAX,
+    WAIT_TIME_MAX,
+)
 from sqsqueue._message import MessageAttributeValue, StoredAttribute, sort_attributes
 from sqsqueue.errors import (
     InvalidMessageContents,
@@ -103,9 +114,9 @@ def integer(name: str, value: object, low: int, high: int, reason: str | None = 
     ``Must be >= 0 and <= 20, if provided.``
 
     Only an ``int`` is accepted: a ``str`` such as ``"5"`` is refused like any
-    other value outside the range, with the parameter's AWS reason (issue 12
-    §5). AWS takes these parameters as integers (JSON numbers; botocore refuses
-    a str before sending, section 1.2), and a protocol that carries them as text
+    other value outside the range, with the parameter's AWS reason. AWS takes
+    these parameters as integers (JSON numbers; botocore refuses a str before
+    sending, section 1.2), and a protocol that carries them as text
     (the query protocol) is the codec's business to convert, not the engine's.
     """
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -119,20 +130,20 @@ def max_messages(value: object) -> int:
         "MaxNumberOfMessages",
         value,
         1,
-        L.MAX_MESSAGES_MAX,
+        MAX_MESSAGES_MAX,
         "Must be between 1 and 10, if provided.",
     )
 
 
 def wait_time(value: object) -> int:
     """WaitTimeSeconds 0..20 (AWS-obs message, section 2.1)."""
-    return integer("WaitTimeSeconds", value, 0, L.WAIT_TIME_MAX)
+    return integer("WaitTimeSeconds", value, 0, WAIT_TIME_MAX)
 
 
 def visibility_timeout(value: object) -> int:
     """VisibilityTimeout 0..43,200 (range [BM]; message text UNCONFIRMED, modelled
     on the observed WaitTimeSeconds text)."""
-    return integer("VisibilityTimeout", value, 0, L.VISIBILITY_TIMEOUT_MAX)
+    return integer("VisibilityTimeout", value, 0, VISIBILITY_TIMEOUT_MAX)
 
 
 def delay_seconds(value: object) -> int:
@@ -141,7 +152,7 @@ def delay_seconds(value: object) -> int:
         "DelaySeconds",
         value,
         0,
-        L.DELAY_SECONDS_MAX,
+        DELAY_SECONDS_MAX,
         "DelaySeconds must be >= 0 and <= 900.",
     )
 
@@ -180,7 +191,7 @@ def _attribute_name(name: object) -> str:
     # Section 4 and 3.2 (texts emulated from LocalStack; UNCONFIRMED wording).
     if not isinstance(name, str) or not name:
         raise InvalidParameterValue("Message (user) attribute name must not be empty.")
-    if len(name.encode("utf-8", "surrogatepass")) > L.ATTRIBUTE_NAME_MAX:
+    if len(name.encode("utf-8", "surrogatepass")) > ATTRIBUTE_NAME_MAX:
         raise InvalidParameterValue("Message (user) attribute names must be shorter than 256 Bytes")
     if not _attribute_name_chars(name):
         raise InvalidParameterValue(
@@ -205,13 +216,14 @@ def _attribute_name(name: object) -> str:
 def _attribute_name_chars(name: str) -> bool:
     """Letters and digits of any script, ``_``, ``-`` and ``.``.
 
-    The evidence (issue 12 §6; LocalStack's AWS-validated
-    ``test_send_message_with_invalid_string_attributes``): real AWS accepted
-    ``attr.1øßä`` and refused ``!``, ``"``, ``§``, ``(`` and ``?``. So non-ASCII
-    letters pass but non-ASCII symbols do not; the narrowest rule that fits is
-    Unicode letters (categories L*) and decimal digits (Nd), which is also
-    Java's ``Character.isLetterOrDigit``. Combining marks, other numerics
-    (``²``, ``½``), spaces, symbols and surrogates stay refused.
+    The evidence (``docs/aws-behaviour.md`` §4, attribute name; LocalStack's
+    AWS-validated ``test_send_message_with_invalid_string_attributes``): real
+    AWS accepted ``attr.1øßä`` and refused ``!``, ``"``, ``§``, ``(`` and
+    ``?``. So non-ASCII letters pass but non-ASCII symbols do not; the
+    narrowest rule that fits is Unicode letters (categories L*) and decimal
+    digits (Nd), which is also Java's ``Character.isLetterOrDigit``. Combining
+    marks, other numerics (``²``, ``½``), spaces, symbols and surrogates stay
+    refused.
     """
     if name.isascii():
         return _ATTRIBUTE_NAME.fullmatch(name) is not None
@@ -237,9 +249,9 @@ def _number(name: str, text: str) -> None:
         exponent += len(digit_tuple) - len(digits)
         magnitude = len(digits) + exponent - 1
         if (
-            len(digits) > L.NUMBER_PRECISION
-            or magnitude > L.NUMBER_EXP_MAX
-            or magnitude < L.NUMBER_EXP_MIN
+            len(digits) > NUMBER_PRECISION
+            or magnitude > NUMBER_EXP_MAX
+            or magnitude < NUMBER_EXP_MIN
         ):
             raise InvalidParameterValue(
                 f"Value {text} for parameter MessageAttributes.{name} is invalid. "
@@ -330,7 +342,7 @@ def message_attributes(
         _invalid("MessageAttributes", show(raw), "Must be a mapping of name to value.")
     if not raw:
         return None, 0
-    if len(raw) > L.MESSAGE_ATTRIBUTES_MAX:
+    if len(raw) > MESSAGE_ATTRIBUTES_MAX:
         raise InvalidParameterValue(
             f"Number of message attributes [{len(raw)}] exceeds the allowed maximum [10]."
         )
@@ -350,7 +362,7 @@ def message_attributes(
                 f"The type of message (user) attribute '{name}' is invalid. You must use "
                 "only the following supported type prefixes: Binary, Number, String."
             )
-        if len(data_type.encode("utf-8", "surrogatepass")) > L.ATTRIBUTE_TYPE_MAX:
+        if len(data_type.encode("utf-8", "surrogatepass")) > ATTRIBUTE_TYPE_MAX:
             raise InvalidParameterValue(
                 f"Message (user) attribute '{name}' type must be shorter than 256 bytes."
             )

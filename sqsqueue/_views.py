@@ -96,8 +96,8 @@ def filter_attributes(
     names, ``All``, ``.*``, ``*`` or a prefix ``X.*``; others are ignored.
 
     ``X.*`` selects every name that starts with ``X`` (the ``.*`` is a
-    wildcard, not part of the prefix): recorded against real AWS, ``Hel.*``
-    returned both ``Hello`` and ``Help.Me`` (issue 12, section 6).
+    wildcard, not part of the prefix): on AWS, ``Hel.*`` returned both
+    ``Hello`` and ``Help.Me`` (``docs/aws-behaviour.md`` §2.1, ReceiveMessage).
     """
     if "All" in names or ".*" in names or "*" in names:
         return stored

@@ -4,42 +4,27 @@ reports alone (``sqsqueue._lifecycle.Observer``).
 The state machines attach one to every queue they create and check, after each
 step, that it equals the queue's records: so every change of a stored message
 is reported, with the record as it is after the change, and nothing changes a
-message behind the transitions' back. Durability (issue 16) relies on exactly
-that: it will record these reports.
+message behind the transitions' back. A durable broker relies on exactly that:
+its store writes what these reports name (``sqsqueue/_durable.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from sqsqueue import FifoQueue, Queue
-from sqsqueue._message import _Record
+from sqsqueue._message import RECORD_FIELDS, _Record
 
 ARRIVE = {"sent", "dead_letter_arrived"}
 CHANGE = {"received", "visibility_changed"}
 LEAVE = {"deleted", "expired", "dead_lettered", "moved", "purged", "queue_deleted"}
 
 
-def state(rec: _Record) -> tuple[Any, ...]:
-    """Everything about a stored message that its transitions may change."""
-    return (
-        rec.message_id,
-        rec.skey,
-        rec.vkey,
-        rec.receive_count,
-        rec.receive_base,
-        rec.receipt_no,
-        rec.token,
-        rec.receive_cap,
-        rec.first_receive,
-        rec.rehides,
-        rec.body,
-        rec.group_id,
-        rec.dedup_id,
-        rec.sequence_number,
-        rec.dlq_source_arn,
-    )
+#: Everything the durable store keeps of a message (``_message.FIELDS``): its
+#: two keys and its declared fields, as a tuple.
+state: Callable[[_Record], tuple[Any, ...]] = attrgetter("skey", "vkey", *RECORD_FIELDS)
 
 
 class Mirror:
@@ -77,7 +62,7 @@ def attach(queue: Queue | FifoQueue, *, restored: bool = False) -> None:
         mirror.records = {seq: state(rec) for seq, rec in queue._records.items()}
     else:
         assert not queue._records
-    queue._observers = (*queue._observers, mirror)
+    queue._add_observer(mirror)
 
 
 def check(queue: Queue | FifoQueue) -> None:

@@ -1,9 +1,11 @@
-"""Durable brokers (issue 16): ``Broker(data_dir=...)`` reopened is the broker
-it was. One test per item of the restore list, plus the directory lock and
+"""Durable brokers: ``Broker(data_dir=...)`` reopened is the broker it was. One
+test per item of the restore list, plus the schema, the directory lock and
 damaged or foreign files. The crash suite (SIGKILL) is ``tests/test_crash.py``."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import os
 import sqlite3
@@ -13,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
-from sqsqueue._durable import DB_NAME
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, _durable, errors
+from sqsqueue._durable import DB_NAME, StoredFifoQueue, StoredQueue
+from sqsqueue._message import RECORD_FIELDS, _Record, key_seq, key_time
+from tests._mirror import state
 
 START = 1_700_000_000.0
 
@@ -301,6 +305,137 @@ class TestMoveTasks:
         assert task["ApproximateNumberOfMessagesMoved"] == 4
 
 
+#: The ``messages`` table of schema version 1, as the first stores were written:
+#: the store derives it from ``_message.FIELDS``, and must keep it.
+V1_MESSAGES = """CREATE TABLE messages (
+    queue TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    attributes TEXT,
+    attributes_md5 TEXT,
+    sender_id TEXT NOT NULL,
+    sent INTEGER NOT NULL,
+    due INTEGER NOT NULL,
+    receive_count INTEGER NOT NULL,
+    receive_base INTEGER NOT NULL,
+    first_receive INTEGER NOT NULL,
+    receipt_no INTEGER NOT NULL,
+    receive_cap INTEGER NOT NULL,
+    rehides INTEGER NOT NULL,
+    token BLOB,
+    group_id TEXT,
+    dedup_id TEXT,
+    sequence_number TEXT,
+    trace_header TEXT,
+    dlq_source_arn TEXT,
+    PRIMARY KEY (queue, seq)
+) WITHOUT ROWID"""
+V1_COLUMNS = [line.split()[0] for line in V1_MESSAGES.splitlines()[1:-2]]
+
+
+class TestTheSchema:
+    """The store's table, statements and restore are derived from the record's
+    declared fields (``_message.FIELDS``); the file they make is version 1's."""
+
+    def test_the_record_takes_its_declared_fields_in_order(self) -> None:
+        params = list(inspect.signature(_Record).parameters)
+        assert params == ["skey", "vkey", *RECORD_FIELDS]
+        rec = _Record(1, 2, "id", "body", 4, None, None, "sender")
+        assert all(hasattr(rec, slot) for slot in _Record.__slots__), "every slot is set"
+
+    def test_a_new_store_has_the_version_1_tables(self, tmp_path: Path, clock: ManualClock) -> None:
+        Broker(clock=clock, data_dir=tmp_path).close()
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        assert tables["messages"] == V1_MESSAGES
+        assert db.execute("PRAGMA user_version").fetchone() == (1,)
+        assert db.execute("PRAGMA application_id").fetchone() == (0x53515351,)
+        db.close()
+
+    def test_every_column_holds_its_field_and_comes_back(
+        self, store: Reopener, clock: ManualClock
+    ) -> None:
+        """Each field is written to the column of its name (read with version 1's
+        column list, not the store's), and every record reopens equal, field by
+        field: a FIFO dead letter fills every column."""
+        b = store.broker
+        dlq = b.create_queue("d.fifo", fifo_queue=True)
+        src = b.create_queue(
+            "s.fifo",
+            fifo_queue=True,
+            content_based_deduplication=True,
+            attributes={"RedrivePolicy": {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}},
+        )
+        src.send(
+            "héllo",
+            group_id="g",
+            message_attributes={"s": "text", "b": b"\x00\xff", "n": 12.5},
+            trace_header="Root=1-5759e988-bd862e3fe1be46a994272793",
+        )
+        [m] = src.receive(visibility_timeout=30)
+        src.change_visibility(m.receipt_handle, 10)
+        clock.advance(11)
+        assert src.receive() == []  # moved to the dead-letter queue instead
+        assert dlq.receive(visibility_timeout=60)
+        plain = b.create_queue("jobs")
+        plain.send("plain")
+        queues = [dlq, src, plain]
+        before = {(q.name, seq): state(rec) for q in queues for seq, rec in q._records.items()}
+        assert len(before) == 2
+        [(_, fifo_seq)] = [key for key in before if key[0] == "d.fifo"]
+        dead = dlq._records[fifo_seq]
+        assert None not in state(dead) and dead.receive_base == 1 and dead.receipt_no == 1
+
+        b = store.reopen()
+        db = sqlite3.connect(store.path / DB_NAME)
+        rows = {
+            (row["queue"], row["seq"]): row
+            for row in (
+                dict(zip(V1_COLUMNS, values, strict=True))
+                for values in db.execute(f"SELECT {', '.join(V1_COLUMNS)} FROM messages")
+            )
+        }
+        db.close()
+        row = rows[("d.fifo", fifo_seq)]
+        assert (row["seq"], row["sent"], row["due"]) == (
+            key_seq(dead.skey),
+            key_time(dead.skey),
+            key_time(dead.vkey),
+        )
+        assert row["sequence_number"] == str(dead.sequence_number)
+        assert [a[0] for a in json.loads(row["attributes"])] == [a[0] for a in dead.attributes]
+        for name in RECORD_FIELDS:
+            if name not in ("attributes", "sequence_number"):
+                assert row[name] == getattr(dead, name), name
+        after = {
+            (name, seq): state(rec)
+            for name in ("d.fifo", "s.fifo", "jobs")
+            for seq, rec in b.get_queue(name)._records.items()
+        }
+        assert after == before
+
+
+def test_the_store_reaches_a_queue_only_through_its_protocols() -> None:
+    """Every private name ``_durable.py`` uses on another object is a member of
+    ``StoredQueue`` or ``StoredFifoQueue``: the interface the queue classes
+    document for the store, so they can change anything else freely."""
+    tree = ast.parse(Path(_durable.__file__).read_text(encoding="utf-8"))
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "_thread"))
+    }
+    offered = {name for proto in (StoredQueue, StoredFifoQueue) for name in vars(proto)}
+    offered -= {"_abc_impl", "_is_protocol"}  # what Protocol itself defines
+    assert used, "the store uses the protocols"
+    assert used <= offered, sorted(used - offered)
+
+
 class TestTheDirectory:
     def test_one_broker_at_a_time(self, tmp_path: Path, clock: ManualClock) -> None:
         first = Broker(clock=clock, data_dir=tmp_path)
@@ -451,6 +586,29 @@ class TestTheDirectory:
     def test_an_in_memory_broker_has_no_directory(self) -> None:
         assert Broker().data_dir is None
 
+    def test_without_fcntl_only_data_directories_are_refused(self, tmp_path: Path) -> None:
+        """Where there is no ``fcntl`` (Windows), ``import sqsqueue`` and every
+        in-memory queue and broker work; opening a data directory is a
+        StorageError that says why, and creates nothing."""
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parent.parent
+        target = tmp_path / "data"
+        done = subprocess.run(
+            [sys.executable, "-c", NO_FCNTL, str(target)],
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "round trip: hello" in done.stdout
+        assert "cannot open the data directory" in done.stdout
+        assert "fcntl" in done.stdout
+        assert not target.exists()
+
 
 class TestBackup:
     """``Broker.backup(dir)`` copies a running durable broker into a new data
@@ -519,6 +677,40 @@ class TestBackup:
         with Broker(clock=clock, data_dir=tmp_path / "copy") as restored:
             assert len(standard(restored)) == 3
             assert len(fifo(restored)) == 3
+
+
+NO_FCNTL = r"""
+import sys
+
+
+class NoFcntl:  # the import system of a platform without fcntl (Windows)
+    def find_spec(self, name, path=None, target=None):
+        if name == "fcntl":
+            raise ModuleNotFoundError("No module named 'fcntl'", name=name)
+        return None
+
+
+sys.modules.pop("fcntl", None)
+sys.meta_path.insert(0, NoFcntl())
+
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, errors
+
+q = Queue("jobs", clock=ManualClock())
+q.send("hello")
+[m] = q.receive()
+q.delete(m.receipt_handle)
+assert len(q) == 0
+f = FifoQueue("o.fifo", clock=ManualClock(), content_based_deduplication=True)
+f.send("a", group_id="g")
+with Broker() as b:
+    b.create_queue("jobs").send("x")
+print("round trip:", m.body)
+try:
+    Broker(data_dir=sys.argv[1])
+except errors.StorageError as exc:
+    print("StorageError:", exc)
+assert "fcntl" not in sys.modules
+"""
 
 
 CHILD = r"""

@@ -1,5 +1,6 @@
-"""What users' type checkers see (issue 12: ``broker.clock.advance(5)``, the
-idiom of docs/testing.md, must pass ``mypy --strict``)."""
+"""What users' type checkers see: ``broker.clock.advance(5)``, the idiom of
+docs/testing.md, passes ``mypy --strict``, and a queue's keywords are checked
+with their types."""
 
 from __future__ import annotations
 
@@ -42,3 +43,53 @@ def test_broker_keeps_its_clock_type(tmp_path: Path) -> None:
     assert 'Revealed type is "sqsqueue._clock.ManualClock"' in out, out
     assert 'Revealed type is "sqsqueue._clock.SystemClock"' in out, out
     assert "error" not in out.replace("Revealed type", ""), out
+
+
+QUEUE_CODE = textwrap.dedent(
+    """
+    from sqsqueue import FifoQueue, ManualClock, Queue
+
+    clock = ManualClock()
+    dlq = Queue("dlq", clock=clock)
+    Queue("jobs", clock=clock, visibility_timeout=30, dead_letter_queue=dlq, max_receive_count=3)
+    Queue("jobs", region="eu-west-1", policy={"Statement": []}, sqs_managed_sse_enabled=False)
+    FifoQueue("o.fifo", content_based_deduplication=True, deduplication_scope="messageGroup")
+    Queue("jobs", visibility_timeout="30")  # error: a str for an int
+    Queue("jobs", content_based_deduplication=True)  # error: a FIFO keyword
+    Queue("jobs", visibility_timeot=30)  # error: a misspelt keyword
+    """
+)
+
+
+def test_queue_keywords_are_typed(tmp_path: Path) -> None:
+    """``Queue(name, **options)`` and ``FifoQueue``'s keywords are TypedDicts
+    (``_operations.QueueOptions``): mypy checks each keyword and its type."""
+    user = tmp_path / "user.py"
+    user.write_text(QUEUE_CODE, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    wanted = [str(i) for i, line in enumerate(QUEUE_CODE.splitlines(), 1) if "# error" in line]
+    assert [line.split(":")[1] for line in errors] == wanted, result.stdout
+    assert '"visibility_timeout"' in errors[0] and '"str"' in errors[0], errors[0]
+    assert '"content_based_deduplication"' in errors[1], errors[1]
+    assert '"visibility_timeot"' in errors[2], errors[2]
+
+
+def test_queue_keywords_are_the_attribute_table() -> None:
+    """The typed keywords name exactly the attributes a queue takes, by the
+    Pythonic names of ``_attributes.ATTRIBUTES`` (its rules)."""
+    from sqsqueue import _attributes
+    from sqsqueue._operations import FifoQueueOptions, QueueOptions, _QueueSetup
+
+    setup = set(_QueueSetup.__optional_keys__)
+    standard = {a.py_name for a in _attributes.ATTRIBUTES.values() if not a.fifo_only}
+    every = {a.py_name for a in _attributes.ATTRIBUTES.values()}
+    assert set(QueueOptions.__optional_keys__) - setup == standard
+    assert set(FifoQueueOptions.__optional_keys__) - setup == every
