@@ -9,6 +9,7 @@
 from sqsqueue import errors
 from sqsqueue._broker import Broker, ListQueuesResult, MoveTask
 from sqsqueue._clock import Clock, ManualClock, SystemClock
+from sqsqueue._config import ConfigError
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import (
@@ -20,9 +21,11 @@ from sqsqueue._message import (
     Message,
     MessageAttributeValue,
     MessageInfo,
+    MessagePage,
     SendEntry,
     SendResult,
 )
+from sqsqueue._metrics import QueueMetrics
 from sqsqueue._standard import Queue
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "Broker",
     "ChangeVisibilityEntry",
     "Clock",
+    "ConfigError",
     "DeleteEntry",
     "Faults",
     "FifoQueue",
@@ -40,8 +44,10 @@ __all__ = [
     "Message",
     "MessageAttributeValue",
     "MessageInfo",
+    "MessagePage",
     "MoveTask",
     "Queue",
+    "QueueMetrics",
     "SendEntry",
     "SendResult",
     "SystemClock",

@@ -28,14 +28,15 @@ from typing import Any, Generic, Self, TypedDict, TypeVar, Unpack, overload
 import attrs
 from sortedcontainers import SortedDict
 
-from sqsqueue import _attributes, _validate
+from sqsqueue import _attributes, _config, _validate
 from sqsqueue._admin import validate_tags
-from sqsqueue._clock import Clock, SystemClock
+from sqsqueue._clock import Clock, ManualClock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
 from sqsqueue._durable import DurableLock, Store, check_durability
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
+from sqsqueue._metrics import QueueMetrics
 from sqsqueue._operations import _BaseQueue
 from sqsqueue._ports import ServedEndpoint, SQSClient
 from sqsqueue._settings import attribute_map
@@ -163,6 +164,9 @@ class Broker(Generic[C]):
         #: Whether queues this broker creates record message histories.
         self.keep_history = keep_history
         self._store: Store | None = None
+        #: The configuration this broker was made from (``from_config``), which
+        #: ``reset`` makes again.
+        self._config: _config.Config | None = None
         check_durability(durability)
         if data_dir is None:
             self._lock: threading.RLock = threading.RLock()
@@ -196,6 +200,75 @@ class Broker(Generic[C]):
         store.now = self._now_us
         store.pruned_at = self._now_us()  # opening pruned
         lock.store = store
+
+    @classmethod
+    def from_config(
+        cls,
+        config: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        clock: Clock | None = None,
+        **options: Unpack[BrokerOptions],
+    ) -> Broker[Any]:
+        """A broker with the queues a configuration declares: a TOML file's
+        path (``[[queue]]`` tables of ``create_queue``'s keywords, see
+        ``docs/console.md``) or the mapping its text parses to.
+
+        Missing queues are created, dead-letter queues first; queues that
+        exist (a durable ``data_dir`` opened again) are checked, and one that
+        differs in an attribute, its FIFO flag or a tag raises
+        :class:`~sqsqueue.ConfigError` naming it, with nothing changed. Every
+        error names the file, the line and the reason, and is raised before the
+        broker is returned (the file is first applied to a scratch broker in
+        memory, so an attribute AWS would refuse never reaches a durable one).
+        ``options`` are the constructor's. O(size of the file + queues).
+        """
+        plan = _config.load(config)
+        scratch: Broker[ManualClock] = Broker(
+            clock=ManualClock(),
+            region=options.get("region", "us-east-1"),
+            account_id=options.get("account_id", "000000000000"),
+        )
+        with scratch:
+            _config.apply(scratch, plan)
+        broker: Broker[Any] = Broker(clock=clock, **options)
+        try:
+            _config.apply(broker, plan)
+        except BaseException:
+            broker.close()
+            raise
+        broker._config = plan
+        return broker
+
+    def reset(self) -> None:
+        """Forget every queue and move task, as a fresh broker would hold
+        (a test run's clean slate), then make the queues of the configuration
+        the broker was made from again (``from_config``), empty. Deleted names
+        can be used again at once. On a durable broker the deletions are
+        stored too. O(q) for q queues (their messages are freed afterwards)."""
+        with self._lock:
+            self._check_open()
+            now = self._now_us()
+            for name, queue in list(self._queues.items()):
+                del self._queues[name]
+                queue._retire(now)
+                if self._store is not None:
+                    self._store.queue_deleted(name, now)
+            self._deleted_at.clear()
+            on_change = self._store.tasks_changed if self._store is not None else None
+            self._moves = MoveTasks(
+                self._by_arn, self._sources_of, self._rng, self._lock, on_change=on_change
+            )
+            self._moves._changed()
+            if self._config is not None:
+                _config.apply(self, self._config)
+
+    def metrics(self) -> dict[str, QueueMetrics]:
+        """Every queue's CloudWatch metrics now, by queue name (see
+        :class:`~sqsqueue.QueueMetrics`): counters since the queue was made in
+        this process, exact gauges. O(q log n)."""
+        with self._lock:
+            self._check_open()
+            return {name: queue.metrics() for name, queue in self._queues.items()}
 
     def _restore(self, store: Store) -> None:
         """Rebuild the broker from its data directory (writes nothing)."""

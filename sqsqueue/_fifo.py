@@ -237,6 +237,8 @@ class FifoQueue(_BaseQueue):
             # A duplicate is "accepted successfully but not delivered"; we answer
             # with the original message's id and sequence number (UNCONFIRMED
             # for AWS; what LocalStack and other emulators do).
+            if self._tally is not None:
+                self._tally.deduplicated += 1  # NumberOfDeduplicatedSentMessages
             return SendResult(
                 entry.message_id,
                 rec.body,

@@ -72,6 +72,7 @@ from sqsqueue._message import (
     key_time,
     last_key,
 )
+from sqsqueue._metrics import Tally
 from sqsqueue._receipts import Receipts
 
 _VKEY = attrgetter("vkey")
@@ -202,12 +203,16 @@ class Lifecycle:
     #: Fault emulation (standard queues; see Queue.faults): None = exact.
     _faults: Faults | None = None
     _fault_rng: _random.Random
+    #: The CloudWatch counters (``_metrics.py``), counted where the transitions
+    #: report; None counts nothing (a benchmark's baseline).
+    _tally: Tally | None
 
     def _init_lifecycle(self, ordering: Callable[[Lifecycle], Ordering]) -> None:
         self._seq = 0
         #: Called with ``now`` before anything expires (a Broker drives move tasks).
         self._tick: Callable[[int], None] | None = None
         self._observers: tuple[Observer, ...] = ()
+        self._tally = Tally()
         #: Long polls waiting for a change, in the order they began to wait.
         self._waiters: dict[Waiter, None] = {}
         self._windows: tuple[Window, ...] = ()
@@ -343,6 +348,15 @@ class Lifecycle:
         self._add_fresh(rec)
         if self._tracks:
             self._ordering.linked(rec)
+        tally = self._tally
+        if tally is not None:
+            if event == "sent":
+                tally.sent += 1
+                tally.sent_bytes += rec.size
+            elif at is not None and at > rec.skey >> SEQ_BITS:  # key_time, inlined
+                # A dead letter that kept an older enqueue time: its age counts
+                # from its arrival (``_metrics.Tally.arrivals``).
+                tally.arrivals.append((rec.skey & SEQ_MASK, at))
         if self._observers:
             t = key_time(rec.skey) if at is None else at
             # As in inspect(): a FIFO fresh vkey excludes the queue delay.
@@ -374,6 +388,8 @@ class Lifecycle:
         rec.receive_cap = now + _BUDGET_US
         receipt_no = rec.receipt_no = rec.receipt_no + 1
         handle = self._receipts.issue(rec, seq, receipt_no)
+        if self._tally is not None:
+            self._tally.received += 1
         if self._tracks:
             self._ordering.moved(rec, was_fresh)
         if self._observers:
@@ -547,6 +563,29 @@ class Lifecycle:
         received = self._received
         index: int = received.bisect_key_right(last_key(now))
         return len(self._lane) + len(received) - index
+
+    def _oldest_arrival(self) -> int | None:
+        """When the stored message that arrived first arrived in this queue (the
+        age of ApproximateAgeOfOldestMessage counts from it); None if empty.
+
+        Messages arrive in sequence order and ``_records`` holds them in that
+        order, so the first is its first key; it arrived at its enqueue time,
+        unless it is a dead letter that kept an older one, whose arrival the
+        tally keeps. Amortised O(1) (each arrival entry is dropped once);
+        changes no message's state. A dead letter restored by a durable broker
+        has no arrival entry: its enqueue time stands in for it."""
+        records = self._records
+        if not records:
+            return None
+        seq = next(iter(records))
+        tally = self._tally
+        if tally is not None:
+            arrivals = tally.arrivals
+            while arrivals and arrivals[0][0] < seq:
+                arrivals.popleft()  # every position below the first live one is gone
+            if arrivals and arrivals[0][0] == seq:
+                return arrivals[0][1]
+        return key_time(records[seq].skey)
 
     def _first_receivable(self, now: int) -> _Record | None:
         """The record a receive at ``now`` would take first, after applying the

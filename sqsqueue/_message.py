@@ -22,6 +22,7 @@ __all__ = [
     "DeleteEntry",
     "Message",
     "MessageAttributeValue",
+    "MessagePage",
     "SendEntry",
     "SendResult",
 ]
@@ -381,6 +382,26 @@ class MessageInfo:
     group_id: str | None = None
     deduplication_id: str | None = None
     sequence_number: str | None = None
+    #: Its place in the queue: positions grow in arrival order and are never
+    #: reused by the queue (``Queue.browse`` pages by them, ``Queue.remove``
+    #: takes one).
+    position: int = 0
+    #: The system attributes a receive asking for ``All`` would show now
+    #: (``ApproximateReceiveCount`` as it stands: nothing was received).
+    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    message_attributes: Mapping[str, MessageAttributeValue] = attrs.field(factory=dict)
+    md5_of_message_attributes: str | None = None
+    #: The size SQS counts against MaximumMessageSize: body and attributes, in bytes.
+    size: int = 0
+
+
+@attrs.frozen
+class MessagePage:
+    """A page of :meth:`Queue.browse <sqsqueue.Queue.browse>`: the messages,
+    and the position to pass as ``after`` for the next page (None: no more)."""
+
+    messages: tuple[MessageInfo, ...]
+    next_after: int | None = None
 
 
 class SendResult(NamedTuple):

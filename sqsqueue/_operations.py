@@ -527,6 +527,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
                 attempt_id, now, visibility_us, attribute_names, message_attribute_names
             )
             if replay is not None:
+                if self._tally is not None:
+                    self._tally.received += len(replay)
                 return replay
         if not self._records:
             return []
@@ -660,9 +662,15 @@ class _BaseQueue(QueueSettings, abc.ABC):
             with self._lock:
                 now = self._now_us()
                 vis = self._visibility_us if vt is None else vt * US
-                return self._receive_now(now, limit, vis, False, attempt, names, user_names)
+                got = self._receive_now(now, limit, vis, False, attempt, names, user_names)
+                if not got and self._tally is not None:
+                    self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
+                return got
         polling = self._long_poll(None, limit, vt, wait, names, user_names, attempt)
-        return run_sync(polling, self._clock)
+        got = run_sync(polling, self._clock)
+        if not got:
+            self._count_empty_receive()
+        return got
 
     async def receive_async(
         self,
@@ -689,7 +697,16 @@ class _BaseQueue(QueueSettings, abc.ABC):
             receive_request_attempt_id,
         )
         polling = self._long_poll(asyncio.get_running_loop(), *args)
-        return await run_async(polling, self._clock)
+        got = await run_async(polling, self._clock)
+        if not got:
+            self._count_empty_receive()
+        return got
+
+    def _count_empty_receive(self) -> None:
+        """NumberOfEmptyReceives: a ReceiveMessage call that returned nothing."""
+        with self._lock:
+            if self._tally is not None:
+                self._tally.empty_receives += 1
 
     # -- delete and change visibility ----------------------------------------
 
@@ -717,12 +734,21 @@ class _BaseQueue(QueueSettings, abc.ABC):
         receipts = self._receipts
         seq, receipt_no, token = receipts.parse(handle)
         rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
+        tally = self._tally
         if rec is None:
-            return  # already deleted: DeleteMessage is idempotent (section 8)
+            # Already deleted: DeleteMessage is idempotent (section 8), and
+            # CloudWatch counts "every successful deletion operation that uses
+            # a valid receipt handle, including duplicate deletions" (DG:
+            # sqs-available-cloudwatch-metrics).
+            if tally is not None:
+                tally.deleted += 1
+            return
         if self._ordering.LATEST_RECEIPT_ONLY and not (
             receipt_no == rec.receipt_no and key_time(rec.vkey) > now
         ):
             raise self._expired_handle(handle)  # type: ignore[arg-type]
+        if tally is not None:
+            tally.deleted += 1
         if self._faults is not None and _faults.lose_delete(self._faults, self._fault_rng):
             return  # fault emulation: acknowledged, but the message survives
         # The operation's own ``now``: a history stamp must not read the clock
@@ -849,6 +875,29 @@ class _BaseQueue(QueueSettings, abc.ABC):
                 window.clear()
             self._queue_changed("purged")
             self._notify()
+
+    def remove(self, position: int, message_id: str, *, principal: str | None = None) -> bool:
+        """Delete the stored message at ``position`` (``MessageInfo.position``,
+        from :meth:`browse`) whatever its state, without a receipt handle: for
+        consoles and tests. ``message_id`` must be that message's, so a stale
+        page deletes nothing else. Reported and counted as a DeleteMessage.
+        Returns False when no such message is stored. O(log n)."""
+        self._authorize(principal, "DeleteMessage")
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise InvalidParameterValue(
+                f"Value {show(position)} for parameter position is invalid. Reason: must be "
+                "an integer."
+            )
+        with self._lock:
+            now = self._begin()
+            rec = self._records.get(position)
+            if rec is None or rec.message_id != message_id:
+                return False
+            if self._tally is not None:
+                self._tally.deleted += 1
+            self._drop(rec, "deleted", now)
+            self._notify()
+            return True
 
     def _retire(self, now: int) -> None:
         """The queue was deleted (DeleteQueue): its messages go at once, as

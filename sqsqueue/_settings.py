@@ -8,7 +8,8 @@ against its dead-letter queue (``_deadletter.py``). Tags follow section 4's
 rules (``_admin.py``); permissions are statements of the queue's Policy
 (``_policy.py``), which also decides who may call what (``_authorize``).
 History is a lifecycle observer (``_lifecycle.History``); ``inspect`` lists
-every stored message.
+every stored message, ``browse`` a page of them, ``metrics`` reads the
+CloudWatch metrics (``_metrics.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +23,19 @@ from sqsqueue._admin import TAGS_MAX, validate_tags
 from sqsqueue._clock import Clock
 from sqsqueue._lifecycle import History, Lifecycle, by_send_order
 from sqsqueue._limits import US
-from sqsqueue._message import HistoryEvent, MessageInfo, key_time, last_key
+from sqsqueue._message import (
+    SEQ_MASK,
+    HistoryEvent,
+    MessageInfo,
+    MessagePage,
+    _Record,
+    key_time,
+    last_key,
+    to_value,
+)
+from sqsqueue._metrics import QueueMetrics
 from sqsqueue._validate import show
+from sqsqueue._views import system_attributes
 from sqsqueue.errors import (
     InvalidAttributeName,
     InvalidParameterValue,
@@ -34,6 +46,10 @@ from sqsqueue.errors import (
 #: The default of every AttributeNames-style parameter; ``names_of`` knows it by
 #: identity, so the common call pays no validation.
 ALL = ("All",)
+#: A message's states, as ``inspect`` and ``browse`` name them.
+STATES = ("visible", "in_flight", "delayed")
+#: The most messages one ``browse`` call returns.
+BROWSE_MAX = 1000
 
 
 class QueueSettings(Lifecycle):
@@ -335,37 +351,132 @@ class QueueSettings(Lifecycle):
     def inspect(self) -> list[MessageInfo]:
         """Every stored message with its state, receive count and deadlines,
         without receiving or changing anything. For tests and debugging: this
-        one call is O(n log n) in the queue's depth, as it must list it all."""
+        one call is O(n log n) in the queue's depth, as it must list it all
+        (:meth:`browse` pages instead)."""
         with self._lock:
             now = self._begin()
             fresh_bound = self._ordering.fresh_bound(now)
             bound = last_key(now)
-            out = []
-            for rec in by_send_order(self._records.values()):
-                if rec.receive_count == 0:
-                    state = "delayed" if rec.vkey > fresh_bound else "visible"
-                    # fresh_bound is shifted back by the FIFO queue delay, if any.
-                    shift = now - key_time(fresh_bound)
-                    visible_at = (key_time(rec.vkey) + shift) / US
-                else:
-                    state = "in_flight" if rec.vkey > bound else "visible"
-                    visible_at = key_time(rec.vkey) / US
-                out.append(
-                    MessageInfo(
-                        message_id=rec.message_id,
-                        body=rec.body,
-                        state=state,
-                        receive_count=rec.receive_base + rec.receive_count,
-                        sent_at=key_time(rec.skey) / US,
-                        visible_at=visible_at,
-                        group_id=rec.group_id,
-                        deduplication_id=rec.dedup_id,
-                        sequence_number=None
-                        if rec.sequence_number is None
-                        else str(rec.sequence_number),
-                    )
+            return [
+                self._info(rec, now, fresh_bound, bound)
+                for rec in by_send_order(self._records.values())
+            ]
+
+    def browse(
+        self,
+        after: int | None = None,
+        limit: int = 100,
+        *,
+        states: Iterable[str] | None = None,
+    ) -> MessagePage:
+        """A page of stored messages in arrival order, without receiving or
+        changing any: no visibility, receive count or first-receive time moves
+        (a peek, for consoles and tests).
+
+        ``after`` is the ``position`` of the last message of the previous page
+        (``MessagePage.next_after``); ``limit`` 1..1000; ``states`` keeps only
+        messages in those states (``visible``, ``in_flight``, ``delayed``).
+        Expired messages go first, as with any operation. Runtime complexity:
+        O(limit + s) for s positions skipped: messages deleted between two on
+        the page and, with ``states``, messages in other states; never the
+        whole queue for a page of a queue in one state.
+        """
+        if after is not None and (isinstance(after, bool) or not isinstance(after, int)):
+            raise InvalidParameterValue(
+                f"Value {show(after)} for parameter after is invalid. Reason: must be a "
+                "position (an integer) or None."
+            )
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BROWSE_MAX:
+            raise InvalidParameterValue(
+                f"Value {show(limit)} for parameter limit is invalid. Reason: must be an "
+                f"integer from 1 to {BROWSE_MAX}."
+            )
+        wanted = None
+        if states is not None:
+            wanted = frozenset(names_of("states", states))
+            unknown = sorted(wanted - set(STATES))
+            if unknown:
+                raise InvalidParameterValue(
+                    f"Value {show(unknown[0])} for parameter states is invalid. Reason: a "
+                    f"state is one of {', '.join(STATES)}."
                 )
-            return out
+        with self._lock:
+            now = self._begin()
+            records = self._records
+            if not records:
+                return MessagePage(())
+            fresh_bound = self._ordering.fresh_bound(now)
+            bound = last_key(now)
+            # Positions are the records' sequence numbers: the dict holds them
+            # in arrival order, so its first key is the lowest live one.
+            seq = next(iter(records))
+            if after is not None and after >= seq:
+                seq = after + 1
+            last = self._seq
+            out: list[MessageInfo] = []
+            while seq <= last and len(out) < limit:
+                rec = records.get(seq)
+                seq += 1
+                if rec is None:
+                    continue
+                info = self._info(rec, now, fresh_bound, bound)
+                if wanted is None or info.state in wanted:
+                    out.append(info)
+            return MessagePage(tuple(out), seq - 1 if seq <= last else None)
+
+    def _info(self, rec: _Record, now: int, fresh_bound: int, bound: int) -> MessageInfo:
+        """What inspect and browse say of one record at ``now``. O(a) for a attributes."""
+        if rec.receive_count == 0:
+            state = "delayed" if rec.vkey > fresh_bound else "visible"
+            # fresh_bound is shifted back by the FIFO queue delay, if any.
+            shift = now - key_time(fresh_bound)
+            visible_at = (key_time(rec.vkey) + shift) / US
+        else:
+            state = "in_flight" if rec.vkey > bound else "visible"
+            visible_at = key_time(rec.vkey) / US
+        stored = rec.attributes or ()
+        return MessageInfo(
+            message_id=rec.message_id,
+            body=rec.body,
+            state=state,
+            receive_count=rec.receive_base + rec.receive_count,
+            sent_at=key_time(rec.skey) / US,
+            visible_at=visible_at,
+            group_id=rec.group_id,
+            deduplication_id=rec.dedup_id,
+            sequence_number=None if rec.sequence_number is None else str(rec.sequence_number),
+            position=rec.skey & SEQ_MASK,
+            attributes=system_attributes(rec, ALL),
+            message_attributes={a[0]: to_value(a) for a in stored},
+            md5_of_message_attributes=rec.attributes_md5,
+            size=rec.size,
+        )
+
+    def metrics(self) -> QueueMetrics:
+        """This queue's CloudWatch metrics now (``_metrics.py``): counters
+        since the queue was made in this process, exact gauges, the age of
+        the message that arrived first. Changes no message. O(log n)."""
+        with self._lock:
+            now = self._begin()
+            visible, in_flight, delayed = self._counts(now)
+            first = self._oldest_arrival()
+            age = 0 if first is None else max(0, now - first) // US
+            tally = self._tally
+            if tally is None:
+                return QueueMetrics(self._name, 0, 0, 0, 0, 0, visible, in_flight, delayed, age)
+            return QueueMetrics(
+                self._name,
+                tally.sent,
+                tally.received,
+                tally.deleted,
+                tally.empty_receives,
+                tally.sent_bytes,
+                visible,
+                in_flight,
+                delayed,
+                age,
+                tally.deduplicated if self.FIFO else None,
+            )
 
 
 def names_of(param: str, value: object) -> tuple[str, ...]:
