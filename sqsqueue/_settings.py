@@ -368,6 +368,7 @@ class QueueSettings(Lifecycle):
         limit: int = 100,
         *,
         states: Iterable[str] | None = None,
+        principal: str | None = None,
     ) -> MessagePage:
         """A page of stored messages in arrival order, without receiving or
         changing any: no visibility, receive count or first-receive time moves
@@ -379,8 +380,10 @@ class QueueSettings(Lifecycle):
         Expired messages go first, as with any operation. Runtime complexity:
         O(limit + s) for s positions skipped: messages deleted between two on
         the page and, with ``states``, messages in other states; never the
-        whole queue for a page of a queue in one state.
+        whole queue for a page of a queue in one state. ``principal`` (an
+        account id) needs ReceiveMessage on the queue, as a receive would.
         """
+        self._authorize(principal, "ReceiveMessage")
         if after is not None and (isinstance(after, bool) or not isinstance(after, int)):
             raise InvalidParameterValue(
                 f"Value {show(after)} for parameter after is invalid. Reason: must be a "

@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: module) has only the core dependencies.
 EXTRA_OF = {
     "sqsqueue.aws": "aws",
+    # The console runs inside the endpoint: what it imports (botocore, to
+    # check a signature) comes with the server's extra.
+    "sqsqueue.console": "server",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",

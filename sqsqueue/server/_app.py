@@ -46,6 +46,7 @@ import ipaddress
 import logging
 import re
 import socket
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
@@ -53,12 +54,15 @@ from urllib.parse import parse_qsl
 
 from sqsqueue.aws import _errors, _query, _wire
 from sqsqueue.aws._client import BrokerAPI, Client
+from sqsqueue.console import Console, handles
 from sqsqueue.errors import SQSError
 from sqsqueue.server._credentials import Credentials, check_credentials
 
 __all__ = ["DEFAULT_PORT", "MAX_HEADERS", "MAX_HEADER_BYTES", "Endpoint", "is_loopback"]
 
 logger = logging.getLogger("sqsqueue.server")
+#: One INFO line per request (action, queue, status, duration); off unless configured.
+access_log = logging.getLogger("sqsqueue.access")
 
 #: ElasticMQ's port, which SQS tooling already knows.
 DEFAULT_PORT = 9324
@@ -130,6 +134,9 @@ class Endpoint:
         self.default_endpoint_url = "http://127.0.0.1"
         self._polls: set[asyncio.Task[Any]] = set()
         self._closing = False
+        #: The operational paths (``sqsqueue.console``): health, the peek,
+        #: /metrics, the web console. Set by ``serve``; None serves SQS alone.
+        self.console: Console | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -148,6 +155,10 @@ class Endpoint:
             return
         if scope["type"] != "http":  # websockets are refused by the server itself
             return
+        if self.console is not None and handles(scope["path"]):
+            await self.console(scope, receive, send)
+            return
+        started = time.perf_counter()
         request_id = str(uuid.uuid4())
         headers: dict[str, str] = {}
         json_protocol = False
@@ -198,6 +209,17 @@ class Endpoint:
             }
         )
         await send({"type": "http.response.body", "body": payload})
+        if access_log.isEnabledFor(logging.INFO):
+            call = scope.get("sqsqueue.call", ("-", {}))
+            params = call[1]
+            queue = params.get("QueueUrl") or params.get("QueueName") or "-"
+            access_log.info(
+                "%s queue=%s status=%d duration_ms=%.2f",
+                call[0],
+                queue,
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects
@@ -262,6 +284,7 @@ class Endpoint:
             if method != "POST":
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
             operation, params = _wire.decode(headers.get("x-amz-target"), body, headers)
+            scope["sqsqueue.call"] = (operation, params)  # for the access log
             result = await self._call(client, operation, params)
             return _wire.encode(result, request_id)
         if method not in ("POST", "GET"):
@@ -270,6 +293,7 @@ class Endpoint:
         if method == "POST" and body:
             form += _form(body)
         operation, params = _query.decode(form, scope.get("path", "/"), endpoint_url)
+        scope["sqsqueue.call"] = (operation, params)  # for the access log
         result = await self._call(client, operation, params)
         return _query.encode(operation, result, request_id)
 

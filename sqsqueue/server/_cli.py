@@ -16,7 +16,14 @@ from sqsqueue._broker import Broker
 from sqsqueue.errors import SQSError
 from sqsqueue.server._app import DEFAULT_PORT, Endpoint
 from sqsqueue.server._credentials import load_credentials
-from sqsqueue.server._run import IDLE_TIMEOUT, EndpointHandle, bind, refuse_open, uvicorn_server
+from sqsqueue.server._run import (
+    IDLE_TIMEOUT,
+    EndpointHandle,
+    attach_console,
+    bind,
+    refuse_open,
+    uvicorn_server,
+)
 
 __all__ = ["add_command", "main", "run"]
 
@@ -93,6 +100,32 @@ def add_command(commands: Any) -> None:
         help="with --data-dir: a returned call survives a crash of the process (default) "
         "or also power loss (fsync per call); see docs/guarantees.md",
     )
+    serve_cmd.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file of [[queue]] tables: create those queues at start (check them when "
+        "they exist); see docs/console.md",
+    )
+    serve_cmd.add_argument(
+        "--console",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve the web console at /_sqsqueue/console/ (default: on for a loopback "
+        "address or with credentials)",
+    )
+    serve_cmd.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="with --data-dir: let POST /_sqsqueue/reset erase the queues (always allowed "
+        "in memory)",
+    )
+    serve_cmd.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        default="WARNING",
+        help="logging level; INFO logs every request (action, queue, status, duration)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,19 +142,27 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         credentials = load_credentials(args.credentials) if args.credentials else None
-        broker = Broker(
-            region=args.region,
-            account_id=args.account_id,
-            data_dir=args.data_dir,
-            durability=args.durability,
-        )
+        options: dict[str, Any] = {
+            "region": args.region,
+            "account_id": args.account_id,
+            "data_dir": args.data_dir,
+            "durability": args.durability,
+        }
+        broker = Broker.from_config(args.config, **options) if args.config else Broker(**options)
         refuse_open(args.host, credentials, args.allow_anonymous)
         endpoint = Endpoint(broker, credentials=credentials)
+        attach_console(
+            endpoint,
+            args.host,
+            console=args.console,
+            allow_anonymous=args.allow_anonymous,
+            allow_reset=args.allow_reset,
+        )
         sock = bind(args.host, args.port)
     except (OSError, ValueError, SQSError) as exc:
         print(f"sqsqueue serve: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
     handle = EndpointHandle(uvicorn_server(endpoint, args.idle_timeout), endpoint, sock, args.host)
     stop = threading.Event()
 
@@ -138,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
         f"account {broker.account_id}, {auth}, {kept}); Ctrl-C stops",
         flush=True,
     )
+    if endpoint.console is not None and endpoint.console.ui:
+        print(f"sqsqueue: console at {handle.console_url}", flush=True)
     while not stop.wait(0.5):
         if not handle._thread.is_alive():
             return 1

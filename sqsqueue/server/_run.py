@@ -16,10 +16,19 @@ from typing import Any
 
 from sqsqueue._ports import ServedEndpoint
 from sqsqueue.aws._client import BrokerAPI
+from sqsqueue.console import CONSOLE_PATH, Console
+from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.server._app import MAX_HEADER_BYTES, Endpoint, is_loopback
 from sqsqueue.server._credentials import Credentials
 
-__all__ = ["IDLE_TIMEOUT", "SHUTDOWN_GRACE", "EndpointHandle", "check_serve_options", "serve"]
+__all__ = [
+    "IDLE_TIMEOUT",
+    "SHUTDOWN_GRACE",
+    "EndpointHandle",
+    "attach_console",
+    "check_serve_options",
+    "serve",
+]
 
 logger = logging.getLogger("sqsqueue.server")
 
@@ -98,6 +107,34 @@ def refuse_open(host: str, credentials: object, allow_anonymous: bool) -> None:
         )
 
 
+def attach_console(
+    endpoint: Endpoint,
+    host: str,
+    *,
+    console: bool | None,
+    allow_anonymous: bool,
+    allow_reset: bool,
+) -> None:
+    """Give ``endpoint`` its operational paths (``sqsqueue.console``). The web
+    console and its actions are on by default where the endpoint needs
+    credentials or binds a loopback address; asked for on another address
+    without credentials, they are refused as the endpoint is (unless
+    ``allow_anonymous``)."""
+    credentials = endpoint.credentials
+    if console is None:
+        ui = credentials is not None or is_loopback(host)
+    else:
+        ui = console
+        if ui and credentials is None and not allow_anonymous and not is_loopback(host):
+            raise PermissionError(
+                f"refusing the console on {host} without credentials: anyone who can reach "
+                "that address could read and delete messages. Give credentials, or "
+                "--allow-anonymous (allow_anonymous=True) if the network is yours."
+            )
+    broker: ConsoleBroker = endpoint.broker  # type: ignore[assignment]
+    endpoint.console = Console(broker, credentials=credentials, ui=ui, allow_reset=allow_reset)
+
+
 class EndpointHandle(ServedEndpoint):
     """A running endpoint: ``.endpoint_url``, ``.close()``, a context manager."""
 
@@ -110,7 +147,11 @@ class EndpointHandle(ServedEndpoint):
         #: ``http://<host>:<port>``: give it to any SQS client as its endpoint URL.
         self.endpoint_url = f"http://{shown}:{port}"
         self.port: int = port
+        #: The web console's page (when the endpoint serves it).
+        self.console_url = f"{self.endpoint_url}{CONSOLE_PATH}"
         endpoint.default_endpoint_url = self.endpoint_url
+        if endpoint.console is not None:
+            endpoint.console.endpoint_url = self.endpoint_url
         self._thread = threading.Thread(
             target=self._run, name=f"sqsqueue-endpoint-{port}", daemon=True
         )
@@ -179,8 +220,16 @@ def serve(
     credentials: Credentials | None = None,
     allow_anonymous: bool = False,
     idle_timeout: float = IDLE_TIMEOUT,
+    console: bool | None = None,
+    allow_reset: bool = False,
 ) -> EndpointHandle:
     """Serve ``broker`` over HTTP from a background thread; see :meth:`Broker.serve`.
+
+    Beside SQS it serves ``/_sqsqueue/health``, ``POST /_sqsqueue/reset``
+    (a durable broker only with ``allow_reset``), LocalStack's
+    ``/_aws/sqs/messages`` peek, ``/metrics`` and, with ``console`` (by
+    default on a loopback address or with credentials), the web console at
+    ``handle.console_url`` (``docs/console.md``).
 
     Raises ``PermissionError`` for a non-loopback ``host`` without
     ``credentials`` (unless ``allow_anonymous``), ``ValueError`` for a port
@@ -190,5 +239,12 @@ def serve(
     check_serve_options(port, idle_timeout)
     refuse_open(host, credentials, allow_anonymous)
     endpoint = Endpoint(broker, credentials=credentials)
+    attach_console(
+        endpoint,
+        host,
+        console=console,
+        allow_anonymous=allow_anonymous,
+        allow_reset=allow_reset,
+    )
     sock = bind(host, port)
     return EndpointHandle(uvicorn_server(endpoint, idle_timeout), endpoint, sock, host).start()

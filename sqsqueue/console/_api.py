@@ -1,0 +1,366 @@
+"""The console's JSON API under ``/_sqsqueue/``: health, reset, and what the
+web console reads and does (``docs/console.md`` lists every route).
+
+Each handler takes the broker, the caller's principal (None: the broker's own
+account) and the request's parameters, and returns ``(status, document)``.
+Reads never receive: message pages come from ``Queue.browse``. Every action
+is an engine operation with the caller as principal, so a queue policy
+governs the console as it governs the SQS endpoint. Costs: a page of queues
+is O(page x log n); a page of messages O(page); an action its operation's.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sqsqueue
+from sqsqueue._clock import ManualClock
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._message import MessageInfo
+from sqsqueue._standard import Queue
+from sqsqueue.console._broker import ConsoleBroker
+from sqsqueue.errors import InvalidParameterValue, SQSError
+
+__all__ = ["Api", "Reply"]
+
+Reply = tuple[int, dict[str, Any]]
+#: The most queues one page of the queue list holds.
+QUEUES_PAGE_MAX = 200
+#: The longest body the console's send form accepts, as SQS does (1 MiB).
+SEND_BODY_MAX = 1024 * 1024
+
+
+def _arn_name(arn: object) -> str | None:
+    return arn.rsplit(":", 1)[-1] if isinstance(arn, str) else None
+
+
+def _number(params: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or isinstance(raw, bool) or not low <= value <= high:
+        raise InvalidParameterValue(
+            f"Value {raw} for parameter {name} is invalid. Reason: must be an integer from "
+            f"{low} to {high}."
+        )
+    return value
+
+
+def _text(params: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = params.get(name)
+    if value is None or value == "":
+        if required:
+            raise InvalidParameterValue(f"The request must contain the parameter {name}.")
+        return None
+    if not isinstance(value, str):
+        raise InvalidParameterValue(
+            f"Value for parameter {name} is invalid. Reason: must be a string."
+        )
+    return value
+
+
+def message_document(info: MessageInfo) -> dict[str, Any]:
+    """One message as the console shows it: JSON values only (a Binary
+    attribute as base64), nothing received."""
+    attributes = {}
+    for name, value in info.message_attributes.items():
+        shown: str
+        if value.binary_value is not None:
+            shown = base64.b64encode(value.binary_value).decode("ascii")
+        else:
+            shown = value.string_value or ""
+        attributes[name] = {"type": value.data_type, "value": shown}
+    return {
+        "position": info.position,
+        "message_id": info.message_id,
+        "state": info.state,
+        "receive_count": info.receive_count,
+        "sent_at": info.sent_at,
+        "visible_at": info.visible_at,
+        "group_id": info.group_id,
+        "deduplication_id": info.deduplication_id,
+        "sequence_number": info.sequence_number,
+        "size": info.size,
+        "body": info.body,
+        "attributes": dict(info.attributes),
+        "message_attributes": attributes,
+    }
+
+
+class Api:
+    """The routes of ``/_sqsqueue/`` over one broker."""
+
+    def __init__(self, broker: ConsoleBroker, *, allow_reset: bool = False) -> None:
+        self.broker = broker
+        self.allow_reset = allow_reset
+
+    # -- dispatch -------------------------------------------------------------------
+
+    def route(self, method: str, parts: list[str]) -> Callable[..., Reply] | None:
+        """The handler for ``method`` on ``/_sqsqueue/<parts...>``, bound to
+        its path arguments; None when no route matches."""
+        if parts == ["health"] and method == "GET":
+            return self.health
+        if parts == ["reset"] and method == "POST":
+            return self.reset
+        if parts[:1] != ["api"]:
+            return None
+        rest = parts[1:]
+        if rest == ["queues"] and method == "GET":
+            return self.queues
+        if rest == ["clock", "advance"] and method == "POST":
+            return self.advance
+        if len(rest) >= 2 and rest[0] == "queues":
+            name, action = rest[1], "/".join(rest[2:])
+            table: dict[tuple[str, str], Callable[..., Reply]] = {
+                ("GET", ""): self.queue,
+                ("GET", "messages"): self.messages,
+                ("GET", "history"): self.history,
+                ("POST", "send"): self.send,
+                ("POST", "delete"): self.delete,
+                ("POST", "purge"): self.purge,
+                ("POST", "redrive"): self.redrive,
+                ("POST", "redrive/cancel"): self.cancel_redrive,
+            }
+            handler = table.get((method, action))
+            if handler is None:
+                return None
+
+            def bound(principal: str | None, params: Mapping[str, Any]) -> Reply:
+                return handler(principal, params, name)
+
+            return bound
+        return None
+
+    # -- operational ------------------------------------------------------------------
+
+    def health(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
+        """``GET /_sqsqueue/health``: up, version, region, account, durability,
+        queue count, the clock. O(1)."""
+        broker = self.broker
+        clock = broker.clock
+        return 200, {
+            "status": "up",
+            "version": sqsqueue.__version__,
+            "region": broker.region,
+            "account_id": broker.account_id,
+            "durable": broker.data_dir is not None,
+            "queues": len(broker),
+            "clock": type(clock).__name__,
+            "now": clock.now(),
+            "reset_allowed": self.reset_allowed,
+        }
+
+    @property
+    def reset_allowed(self) -> bool:
+        """A broker in memory may always be reset; a durable one only when
+        serving was started with ``allow_reset``."""
+        return self.broker.data_dir is None or self.allow_reset
+
+    def reset(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
+        """``POST /_sqsqueue/reset``: every queue and move task forgotten, the
+        configured queues made again, empty (``Broker.reset``). O(queues)."""
+        if principal is not None and principal != self.broker.account_id:
+            return 403, {
+                "error": "AccessDenied",
+                "message": "Only the broker's own account may reset it.",
+            }
+        if not self.reset_allowed:
+            return 403, {
+                "error": "ResetRefused",
+                "message": "This broker is durable: reset erases its data directory's queues. "
+                "Start serving with --allow-reset (allow_reset=True) to permit it.",
+            }
+        self.broker.reset()
+        return 200, {"reset": True, "queues": len(self.broker)}
+
+    # -- reading ----------------------------------------------------------------------
+
+    def _summary(self, queue: Queue | FifoQueue) -> dict[str, Any]:
+        m = queue.metrics()
+        policy = queue.get_attributes(["RedrivePolicy"]).get("RedrivePolicy")
+        redrive = json.loads(policy) if policy else None
+        return {
+            "name": queue.name,
+            "url": queue.url,
+            "arn": queue.arn,
+            "fifo": queue.FIFO,
+            "visible": m.approximate_number_of_messages_visible,
+            "in_flight": m.approximate_number_of_messages_not_visible,
+            "delayed": m.approximate_number_of_messages_delayed,
+            "age": m.approximate_age_of_oldest_message,
+            "sent": m.number_of_messages_sent,
+            "received": m.number_of_messages_received,
+            "deleted": m.number_of_messages_deleted,
+            "dead_letter_queue": _arn_name(redrive["deadLetterTargetArn"]) if redrive else None,
+            "max_receive_count": redrive["maxReceiveCount"] if redrive else None,
+        }
+
+    def queues(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
+        """``GET /_sqsqueue/api/queues?prefix=&token=&limit=``: a page of
+        queues in name order with their live counts (ListQueues' paging)."""
+        limit = _number(params, "limit", 50, 1, QUEUES_PAGE_MAX)
+        page = self.broker.list_queues(
+            _text(params, "prefix"), max_results=limit, next_token=_text(params, "token")
+        )
+        out = []
+        for url in page.queue_urls:
+            try:
+                out.append(self._summary(self.broker.get_queue(url)))
+            except SQSError:
+                continue  # deleted meanwhile
+        return 200, {"queues": out, "next_token": page.next_token, "total": len(self.broker)}
+
+    def _queue(self, name: str) -> Queue | FifoQueue:
+        return self.broker.get_queue(name)
+
+    def queue(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``GET /_sqsqueue/api/queues/<name>``: attributes, tags, counts, the
+        queues that use it as their DLQ and its move tasks."""
+        queue = self._queue(name)
+        attributes = queue.get_attributes(principal=principal)
+        doc = self._summary(queue)
+        sources = self.broker.list_dead_letter_source_queues(
+            queue.url, max_results=1000, principal=principal
+        )
+        doc["sources"] = [url.rsplit("/", 1)[-1] for url in sources.queue_urls]
+        doc["move_tasks"] = (
+            self.broker.list_message_move_tasks(queue.arn, max_results=10, principal=principal)
+            if doc["sources"]
+            else []
+        )
+        doc["attributes"] = attributes
+        doc["tags"] = queue.list_tags(principal=principal)
+        doc["keep_history"] = queue.keep_history
+        doc["metrics"] = queue.metrics().as_cloudwatch()
+        return 200, doc
+
+    def messages(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``GET .../messages?after=&limit=&state=``: a page of messages in
+        arrival order, read without receiving (``Queue.browse``)."""
+        queue = self._queue(name)
+        after_raw = _text(params, "after")
+        after = None if after_raw is None else _number(params, "after", 0, 0, 1 << 62)
+        limit = _number(params, "limit", 50, 1, 1000)
+        state = _text(params, "state")
+        page = queue.browse(
+            after, limit, states=None if state is None else [state], principal=principal
+        )
+        return 200, {
+            "messages": [message_document(info) for info in page.messages],
+            "next_after": page.next_after,
+        }
+
+    def history(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``GET .../history?message_id=``: one message's lifecycle events,
+        when the queue keeps history."""
+        queue = self._queue(name)
+        message_id = _text(params, "message_id", required=True)
+        assert message_id is not None
+        if not queue.keep_history:
+            return 200, {"kept": False, "events": []}
+        queue.get_attributes([], principal=principal)  # the caller may read this queue
+        events = [
+            {"time": e.time, "event": e.event, "detail": {k: str(v) for k, v in e.detail.items()}}
+            for e in queue.history(message_id)
+        ]
+        return 200, {"kept": True, "events": events}
+
+    # -- actions ----------------------------------------------------------------------
+
+    def send(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``POST .../send`` ``{body, delay_seconds?, group_id?,
+        deduplication_id?, attributes?: {name: string}}``: SendMessage."""
+        queue = self._queue(name)
+        body = params.get("body")
+        if not isinstance(body, str):
+            raise InvalidParameterValue("The request must contain the parameter body (a string).")
+        attributes = params.get("attributes") or None
+        if attributes is not None and (
+            not isinstance(attributes, dict)
+            or not all(isinstance(v, str) for v in attributes.values())
+        ):
+            raise InvalidParameterValue(
+                "Value for parameter attributes is invalid. Reason: must map names to strings."
+            )
+        delay = params.get("delay_seconds")
+        result = queue.send(
+            body,
+            delay_seconds=None
+            if delay in (None, "")
+            else _number(params, "delay_seconds", 0, 0, 900),
+            message_attributes=attributes,
+            group_id=_text(params, "group_id"),
+            deduplication_id=_text(params, "deduplication_id"),
+            principal=principal,
+        )
+        return 200, {"message_id": result.message_id, "sequence_number": result.sequence_number}
+
+    def delete(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``POST .../delete`` ``{position, message_id}``: delete one stored
+        message, whatever its state (``Queue.remove``)."""
+        queue = self._queue(name)
+        position = _number(params, "position", 0, 0, 1 << 62)
+        message_id = _text(params, "message_id", required=True)
+        assert message_id is not None
+        deleted = queue.remove(position, message_id, principal=principal)
+        return (200 if deleted else 404), {"deleted": deleted}
+
+    def purge(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``POST .../purge``: PurgeQueue (once a minute, as SQS allows)."""
+        self._queue(name).purge(principal=principal)
+        return 200, {"purged": True}
+
+    def redrive(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``POST .../redrive`` ``{destination?, rate?}``: StartMessageMoveTask
+        from this dead-letter queue, to its sources or to ``destination``."""
+        queue = self._queue(name)
+        destination = _text(params, "destination")
+        rate = params.get("rate")
+        handle = self.broker.start_message_move_task(
+            queue.arn,
+            destination_arn=None if destination is None else self._queue(destination).arn,
+            max_number_of_messages_per_second=None
+            if rate in (None, "")
+            else _number(params, "rate", 1, 1, 500),
+            principal=principal,
+        )
+        return 200, {"task_handle": handle}
+
+    def cancel_redrive(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+        """``POST .../redrive/cancel`` ``{task_handle}``: CancelMessageMoveTask."""
+        handle = _text(params, "task_handle", required=True)
+        assert handle is not None
+        moved = self.broker.cancel_message_move_task(handle, principal=principal)
+        return 200, {"moved": moved}
+
+    def advance(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
+        """``POST /_sqsqueue/api/clock/advance`` ``{seconds}``: move a
+        ``ManualClock`` forward (refused on any other clock)."""
+        clock = self.broker.clock
+        if not isinstance(clock, ManualClock):
+            return 409, {
+                "error": "NotAManualClock",
+                "message": f"This broker runs on a {type(clock).__name__}: only a ManualClock "
+                "can be advanced.",
+            }
+        if principal is not None and principal != self.broker.account_id:
+            return 403, {
+                "error": "AccessDenied",
+                "message": "Only the broker's own account may move its clock.",
+            }
+        raw = params.get("seconds")
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= 86_400 * 30:
+            raise InvalidParameterValue(
+                f"Value {raw} for parameter seconds is invalid. Reason: must be a number of "
+                "seconds above 0, at most 30 days."
+            )
+        now = clock.advance(raw)
+        return 200, {"now": now}

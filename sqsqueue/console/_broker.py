@@ -1,0 +1,32 @@
+"""What the console needs of a :class:`~sqsqueue.Broker`, as a protocol: the
+console is an adapter above the engine and types the broker by what it uses,
+never by importing ``sqsqueue._broker`` (``docs/architecture.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from sqsqueue._clock import Clock
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._metrics import QueueMetrics
+from sqsqueue._standard import Queue
+from sqsqueue.aws._client import BrokerAPI
+
+__all__ = ["ConsoleBroker"]
+
+
+class ConsoleBroker(BrokerAPI, Protocol):
+    """The broker's namespace and move tasks (:class:`BrokerAPI`), and the
+    operational side the console shows: clock, data directory, metrics, reset."""
+
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def data_dir(self) -> Path | None: ...
+    def metrics(self) -> dict[str, QueueMetrics]: ...
+    def reset(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Queue | FifoQueue]: ...
+    def __contains__(self, ref: object) -> bool: ...
