@@ -378,6 +378,8 @@ def _blame(config: Config, spec: QueueSpec, exc: SQSError) -> ConfigError:
             break
     if key is None and "FifoQueue" in exc.message:
         key = "fifo_queue"
+    if key is None and re.search(r"\bname\b", exc.message, re.IGNORECASE):
+        key = "name"  # a queue name AWS refuses
     return ConfigError(f"{config.where(spec, key)}: queue {spec.name!r}: {exc.message}")
 
 
