@@ -198,3 +198,17 @@ def test_serve_without_its_extra_says_which_to_install(clean_venv: Path) -> None
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "pip install 'sqsqueue[server]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_wheel_carries_the_console_files(clean_venv: Path) -> None:
+    """The console's page, style sheet and script are package data: a wheel
+    install serves them (no build step, nothing fetched at run time)."""
+    result = _run(
+        clean_venv,
+        "-c",
+        "import pathlib, sqsqueue.console\n"
+        "folder = pathlib.Path(sqsqueue.console.__file__).parent / 'static'\n"
+        "print(' '.join(sorted(p.name for p in folder.iterdir())))\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["console.css", "console.js", "favicon.svg", "index.html"]

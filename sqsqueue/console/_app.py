@@ -185,7 +185,10 @@ class Console:
             return _json(status, doc), None
         if path.startswith(_peek.PREFIX):
             self._check_host(headers)
-            principal = self._principal(scope, method, headers, body, query)
+            try:
+                principal = self._signed_principal(scope, method, headers, body, query)
+            except SQSError as err:  # answered as the peek answers, in its protocol
+                return _peek.refuse(err, headers), None
             if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
                 form += _form(body.decode("utf-8", "replace"))
             answer = _peek.peek(
@@ -210,7 +213,7 @@ class Console:
             if not self.ui:
                 return self._ui_off(), None
             self._check_host(headers)
-            self._principal(scope, method, headers, body, query, browser=True)
+            self._principal(scope, method, headers, body, query)
             return self._static(method, path[len(CONSOLE_PATH) :]), None
         parts = [unquote(p) for p in path[len("/_sqsqueue/") :].strip("/").split("/")]
         handler = self.api.route(method, parts)
@@ -219,7 +222,7 @@ class Console:
         if parts[:1] == ["api"] and not self.ui:
             return self._ui_off(), None
         self._check_host(headers)
-        principal = self._principal(scope, method, headers, body, query, browser=True)
+        principal = self._principal(scope, method, headers, body, query)
         params: dict[str, Any] = dict(form)
         if method == "POST":
             self._check_csrf(headers)
@@ -299,8 +302,20 @@ class Console:
         headers: Mapping[str, str],
         body: bytes,
         query: str,
-        *,
-        browser: bool = False,
+    ) -> str | None:
+        """:meth:`_signed_principal`, a refused signature answered as JSON."""
+        try:
+            return self._signed_principal(scope, method, headers, body, query)
+        except SQSError as err:
+            raise _Refused(_error(err.http_status, err.code, err.message)) from None
+
+    def _signed_principal(
+        self,
+        scope: Scope,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        query: str,
     ) -> str | None:
         """The caller's account, from HTTP Basic (key id and secret) or a
         Signature V4 signature; None without credentials configured."""
@@ -327,12 +342,11 @@ class Console:
             raw_path = scope.get("raw_path") or scope.get("path", "/").encode()
             url = f"{_origin(headers, self.endpoint_url)}{raw_path.decode('latin-1')}"
             url += f"?{query}" if query else ""
-            try:
-                return _sigv4.verify(
-                    credentials, method, url, scope["headers"], body, self.broker.region
-                )
-            except SQSError as err:
-                raise _Refused(_error(err.http_status, err.code, err.message)) from None
+            # A refused signature raises AWS's error (SQSError): the caller
+            # answers it in the request's protocol.
+            return _sigv4.verify(
+                credentials, method, url, scope["headers"], body, self.broker.region
+            )
         raise _Refused(
             _error(
                 401,

@@ -41,7 +41,7 @@ from sqsqueue.aws import _errors, _query, _wire
 from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 
-__all__ = ["BACKDOOR_HANDLE", "PREFIX", "peek"]
+__all__ = ["BACKDOOR_HANDLE", "PREFIX", "peek", "refuse"]
 
 PREFIX = "/_aws/sqs/messages"
 #: The receipt handle LocalStack gives peeked messages.
@@ -109,11 +109,19 @@ def peek(
             answer[1]["X-Sqsqueue-Next-After"] = str(page.next_after)
         return answer
     except SQSError as err:
-        if json_protocol:
-            return _wire.encode_error(err, request_id)
-        if as_json:
-            return _json_error(err, request_id)
-        return _query.encode_error(err, request_id)
+        return refuse(err, headers, request_id)
+
+
+def refuse(err: SQSError, headers: Mapping[str, str], request_id: str | None = None) -> Answer:
+    """``err`` answered in the protocol of the request (``headers``)."""
+    request_id = request_id or str(uuid.uuid4())
+    if "x-amz-target" in headers or headers.get("content-type", "").startswith(
+        "application/x-amz-json"
+    ):
+        return _wire.encode_error(err, request_id)
+    if "application/json" in headers.get("accept", ""):
+        return _json_error(err, request_id)
+    return _query.encode_error(err, request_id)
 
 
 def _integer(values: Mapping[str, str], name: str) -> int | None:

@@ -207,7 +207,7 @@
     try {
       q = await call("GET", `${API}/queues/${encodeURIComponent(name)}`);
     } catch (error) {
-      if (error.code === "AWS.SimpleQueueService.NonExistentQueue" || error.code === "QueueDoesNotExist") {
+      if (error.code === "QueueDoesNotExist") {
         state.selected = null;
         $("queue-panel").hidden = true;
         return;
