@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -114,6 +115,36 @@ def ensure_clients() -> None:
         )
 
 
+#: Debian's Chromium, which tests/endpoint/test_console_browser.py drives
+#: through Playwright's executable_path (Playwright's own download is never used).
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def ensure_chromium() -> None:
+    """Install Debian's ``chromium`` package once, as root with apt-get; a
+    no-op when it is there. Where it cannot be installed (not root, no
+    apt-get, no package), say so: the browser tests then skip, naming why."""
+    if CHROMIUM.exists():
+        return
+    apt = shutil.which("apt-get")
+    if apt is None or os.geteuid() != 0:
+        print(
+            f"[bootstrap] {CHROMIUM} is missing and cannot be installed here (needs root and "
+            "apt-get): the console's browser tests will be skipped",
+            flush=True,
+        )
+        return
+    print("[bootstrap] apt-get install chromium (for the console's browser tests)", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    out = subprocess.DEVNULL
+    subprocess.run([apt, "update", "-q"], stdout=out, env=env, check=False)
+    done = subprocess.run(
+        [apt, "install", "-y", "-q", "chromium"], stdout=out, env=env, check=False
+    )
+    if done.returncode != 0 or not CHROMIUM.exists():
+        print("[bootstrap] chromium could not be installed: browser tests will skip", flush=True)
+
+
 def run(cmd: list[str]) -> int:
     print(f"[run] {' '.join(cmd)}", flush=True)
     return subprocess.run(cmd, cwd=ROOT, check=False).returncode
@@ -122,5 +153,7 @@ def run(cmd: list[str]) -> int:
 if __name__ == "__main__":  # pragma: no cover
     if sys.argv[1:] == ["aioboto3"]:
         print(ensure_aioboto3())
+    elif sys.argv[1:] == ["chromium"]:
+        ensure_chromium()
     else:
         print(ensure_venv(sys.argv[1] if len(sys.argv) > 1 else "dev"))

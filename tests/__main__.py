@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / ".ci"))
-from bootstrap import ensure_clients, ensure_venv, run
+from bootstrap import ensure_chromium, ensure_clients, ensure_venv, run
 
 
 def main() -> int:
     python = str(ensure_venv("dev,server,spark,testing"))
     ensure_clients()
+    ensure_chromium()
     for step in (
         [python, "-m", "ruff", "check", "."],
         [python, "-m", "mypy"],

@@ -73,7 +73,6 @@
   }
 
   function age(seconds) {
-    if (!seconds) return "–";
     if (seconds < 120) return seconds + " s";
     if (seconds < 7200) return Math.floor(seconds / 60) + " min";
     if (seconds < 172800) return Math.floor(seconds / 3600) + " h";
@@ -171,7 +170,7 @@
         el("td", { class: "num" }, q.visible),
         el("td", { class: "num" }, q.in_flight),
         el("td", { class: "num" }, q.delayed),
-        el("td", { class: "num" }, age(q.age)),
+        el("td", { class: "num" }, q.visible + q.in_flight + q.delayed ? age(q.age) : "–"),
         el("td", {}, q.dead_letter_queue ? `${q.dead_letter_queue} (after ${q.max_receive_count})` : "–"),
         el("td", {}, spark));
       if (q.name === state.selected) row.classList.add("selected");
@@ -221,7 +220,7 @@
     for (const node of document.querySelectorAll(".standard-only")) node.hidden = q.fifo;
     $("queue-facts").replaceChildren(
       fact("visible", q.visible), fact("in flight", q.in_flight), fact("delayed", q.delayed),
-      fact("oldest", age(q.age)), fact("sent", q.sent), fact("received", q.received),
+      fact("oldest", q.visible + q.in_flight + q.delayed ? age(q.age) : "–"), fact("sent", q.sent), fact("received", q.received),
       fact("deleted", q.deleted),
       fact("visibility timeout", `${q.attributes.VisibilityTimeout} s`),
       fact("dead letters to", q.dead_letter_queue || "–"));
@@ -251,6 +250,7 @@
     if (state.stateFilter) params.set("state", state.stateFilter);
     const doc = await call("GET", `${API}/queues/${encodeURIComponent(name)}/messages?${params}`);
     state.nextAfter = doc.next_after;
+    let selected = null;
     const rows = doc.messages.map((m) => {
       const until = m.state === "visible" ? "–" : relative(m.visible_at);
       const row = el("tr", { "data-position": String(m.position), onclick: () => showMessage(m) },
@@ -262,7 +262,7 @@
         el("td", { class: "body", title: m.body.slice(0, 300) }, m.body));
       if (state.message && state.message.position === m.position) {
         row.classList.add("selected");
-        state.message = m;
+        selected = m;
       }
       return row;
     });
@@ -270,6 +270,7 @@
     $("messages").tBodies[0].replaceChildren(...rows);
     $("messages-first").disabled = state.messagePage === 0;
     $("messages-next").disabled = state.nextAfter === null || state.nextAfter === undefined;
+    if (selected) await showMessage(selected); // its state and history as they are now
   }
 
   async function showMessage(m) {

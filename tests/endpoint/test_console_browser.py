@@ -1,0 +1,190 @@
+"""The web console in a real browser: Debian's Chromium (``/usr/bin/chromium``,
+installed by ``.ci/bootstrap.py``), driven by Playwright through
+``executable_path`` (Playwright's own browser download is never used).
+
+One session walks what a developer does (docs/console.md): load the console,
+see a queue appear after a boto3 send, peek at a message (which stays
+unreceived), send one from the page, watch an in-flight message become
+visible when the ``ManualClock`` is advanced from the page, purge; and a body
+that is HTML shows as text. Screenshots go to ``tests/artifacts/`` (not
+committed) for a person to look at.
+
+Skipped, saying why, only where Chromium or Playwright is missing (a machine
+without Debian's packages); ``python3 tests`` installs both.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sqsqueue import Broker, ManualClock
+from sqsqueue.server import EndpointHandle
+
+CHROMIUM = os.environ.get("SQSQUEUE_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+#: The machine's network is closed: nothing Chromium would fetch by itself.
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (the dev extra brings it)"
+)
+if not shutil.which(CHROMIUM):
+    pytest.skip(
+        f"Chromium is not installed at {CHROMIUM}: `apt-get install -y chromium` "
+        "(python3 tests does it as root)",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[Broker[ManualClock], EndpointHandle]]:
+    broker = Broker(clock=ManualClock(start=1_700_000_000.0), keep_history=True)
+    with broker.serve() as endpoint:
+        yield broker, endpoint
+    broker.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"console-{name}.png"))
+
+
+def client(endpoint: EndpointHandle) -> Any:
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+    )
+
+
+def cell(page: Any, queue: str, column: int) -> Any:
+    return page.locator(f"#queues tr[data-queue='{queue}'] td").nth(column)
+
+
+def test_a_session_in_the_console(
+    served: tuple[Broker[ManualClock], EndpointHandle], page: Any
+) -> None:
+    broker, endpoint = served
+    expect = sync_api.expect
+    page.goto(endpoint.console_url)
+    expect(page.locator("#broker")).to_contain_text("ManualClock")
+    shot(page, "1-empty")
+
+    # A queue appears after a send through boto3, with its live count.
+    sqs = client(endpoint)
+    url = sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody='{"order": 17}')
+    expect(cell(page, "orders", 1)).to_have_text("1", timeout=10_000)
+
+    # Peek: the message is listed, and stays unreceived.
+    page.locator("#queues tr[data-queue='orders']").click()
+    row = page.locator("#messages tr[data-position]").first
+    expect(row).to_contain_text('{"order": 17}')
+    row.click()
+    expect(page.locator("#detail-body")).to_have_text('{"order": 17}')
+    expect(page.locator("#detail-history")).to_contain_text("sent")
+    [info] = broker.get_queue("orders").inspect()
+    assert info.receive_count == 0
+    shot(page, "2-peek")
+
+    # Send one from the page.
+    page.locator("#send-body").fill("sent from the page")
+    page.locator("#send").click()
+    expect(cell(page, "orders", 1)).to_have_text("2", timeout=10_000)
+    assert [i.body for i in broker.get_queue("orders").inspect()] == [
+        '{"order": 17}',
+        "sent from the page",
+    ]
+
+    # A boto3 receive puts one in flight; advancing the clock from the page
+    # makes it visible again.
+    sqs.receive_message(QueueUrl=url)
+    expect(cell(page, "orders", 2)).to_have_text("1", timeout=10_000)
+    expect(page.locator("#messages .state-in_flight")).to_have_count(1)
+    shot(page, "3-in-flight")
+    page.locator("#clock-seconds").fill("30")
+    page.locator("#clock-advance").click()
+    expect(page.locator("#messages .state-in_flight")).to_have_count(0, timeout=10_000)
+    expect(cell(page, "orders", 1)).to_have_text("2")
+    assert broker.clock.now() == 1_700_000_030.0
+    shot(page, "4-visible-again")
+
+    # Purge, confirming the dialog.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#purge").click()
+    expect(cell(page, "orders", 1)).to_have_text("0", timeout=10_000)
+    expect(page.locator("#messages")).to_contain_text("no messages")
+    assert len(broker.get_queue("orders")) == 0
+    shot(page, "5-purged")
+
+
+def test_a_body_of_html_is_shown_as_text(
+    served: tuple[Broker[ManualClock], EndpointHandle], page: Any
+) -> None:
+    broker, endpoint = served
+    body = '<img src=x onerror="window.__owned = 1"><b>bold?</b>'
+    q = broker.create_queue("evil<name>".replace("<", "").replace(">", ""))
+    q.send(body, message_attributes={"html": "<script>window.__owned = 2</script>"})
+    page.goto(endpoint.console_url)
+    page.locator(f"#queues tr[data-queue='{q.name}']").click()
+    page.locator("#messages tr[data-position]").first.click()
+    sync_api.expect(page.locator("#detail-body")).to_have_text(body)
+    sync_api.expect(page.locator("#detail-attributes")).to_contain_text("<script>")
+    assert page.evaluate("window.__owned") is None
+    assert page.locator("#message-detail img, #messages img, #message-detail b").count() == 0
+
+
+def test_a_large_broker_pages(browser: Any, page: Any) -> None:
+    """With 120 queues the list shows a page of 50 and moves to the next."""
+    broker = Broker(clock=ManualClock(start=1_700_000_000.0))
+    for i in range(120):
+        broker.create_queue(f"q{i:03d}")
+    with broker.serve() as endpoint:
+        page.goto(endpoint.console_url)
+        rows = page.locator("#queues tr[data-queue]")
+        sync_api.expect(rows).to_have_count(50)
+        sync_api.expect(page.locator("#queue-total")).to_have_text("(120)")
+        page.locator("#queues-next").click()
+        sync_api.expect(rows.first).to_have_attribute("data-queue", "q050")
+        page.locator("#prefix").fill("q11")
+        sync_api.expect(rows).to_have_count(10)
+    broker.close()
