@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import os
 import random
 import statistics
 from collections.abc import Callable, Iterator
@@ -57,8 +58,16 @@ def bench_floor(report: Report[Sizes]) -> None:
 # -- 2. standard queue throughput -----------------------------------------------------
 
 
+#: ``SQSQUEUE_BENCH_METRICS=off`` runs the queues without their CloudWatch
+#: counters: the baseline of the paired run that prices them (RESULTS.md).
+COUNT_METRICS = os.environ.get("SQSQUEUE_BENCH_METRICS", "on") != "off"
+
+
 def standard_queue(name: str) -> Queue:
-    return Queue(name, clock=ManualClock(start=START), random=random.Random(1))
+    q = Queue(name, clock=ManualClock(start=START), random=random.Random(1))
+    if not COUNT_METRICS:
+        q._tally = None
+    return q
 
 
 ENTRIES = [SendEntry(str(i), BODY) for i in range(10)]
