@@ -731,8 +731,11 @@ class Broker(Generic[C]):
         and ``.close()``, usable as a context manager; the process keeps using
         the broker natively meanwhile. ``credentials`` (``{access_key_id:
         secret}``) turns on Signature V4 verification; a non-loopback ``host``
-        is refused without them unless ``allow_anonymous=True``. Other options
-        are those of :func:`sqsqueue.server.serve`. Starting costs one thread
+        is refused without them unless ``allow_anonymous=True``. Beside SQS it
+        serves health, reset (``allow_reset`` for a durable broker), LocalStack's
+        peek, ``/metrics`` and the web console (``console``; on by default for
+        a loopback address, at ``handle.console_url``: ``docs/console.md``).
+        Other options are those of :func:`sqsqueue.server.serve`. Starting costs one thread
         and one listening socket; each request costs what its operation costs.
         """
         self._check_open()  # a closed broker would answer every request ServiceClosed

@@ -207,6 +207,9 @@ class Api:
         """``GET /_sqsqueue/api/queues?prefix=&token=&limit=``: a page of
         queues in name order with their live counts (ListQueues' paging)."""
         limit = _number(params, "limit", 50, 1, QUEUES_PAGE_MAX)
+        if principal is not None and principal != self.broker.account_id:
+            # As ListQueues: a key of another account lists its own queues, none here.
+            return 200, {"queues": [], "next_token": None, "total": 0}
         page = self.broker.list_queues(
             _text(params, "prefix"), max_results=limit, next_token=_text(params, "token")
         )

@@ -197,7 +197,9 @@ class Console:
             return answer, dict(form).get("QueueUrl")
         if path == "/metrics":
             self._check_host(headers)
-            self._principal(scope, method, headers, body, query)
+            principal = self._principal(scope, method, headers, body, query)
+            if principal is not None and principal != self.broker.account_id:
+                return _error(403, "AccessDenied", "/metrics is the broker account's."), None
             if method != "GET":
                 return _error(405, "MethodNotAllowed", "GET /metrics"), None
             extra = [

@@ -10,6 +10,10 @@
 * :mod:`._credentials`: access keys for Signature V4 (:func:`load_credentials`).
 * :mod:`._cli`: the ``sqsqueue serve`` command (:func:`main`).
 
+Paths under ``/_sqsqueue/``, ``/_aws/sqs/messages`` and ``/metrics`` are handed
+to :class:`sqsqueue.console.Console` (health, reset, the peek, metrics, the web
+console) before any SQS decoding.
+
 uvicorn is imported when a server starts, so this package imports with the
 core install alone; ``sqsqueue serve`` without the extra says which to install.
 """

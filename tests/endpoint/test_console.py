@@ -452,6 +452,10 @@ def test_a_key_of_another_account_is_held_to_the_queue_policy(broker: Broker[Any
             headers=basic("OTHER", "pw"),
         )
         assert json.loads(reply.body)["error"] == "AccessDenied"
+        _, doc = get_json(endpoint, "/_sqsqueue/api/queues", **basic("OTHER", "pw"))
+        assert doc["queues"] == []  # as ListQueues: none of another account's queues
+        reply = raw(endpoint.endpoint_url, "GET", "/metrics", headers=basic("OTHER", "pw"))
+        assert reply.status == 403
         reply = raw(
             endpoint.endpoint_url,
             "POST",
