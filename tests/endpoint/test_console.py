@@ -15,6 +15,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import signal
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -550,3 +553,47 @@ def test_the_access_log_is_off_by_default(
     with caplog.at_level(logging.WARNING):
         sqs(endpoint.endpoint_url).list_queues()
     assert not [r for r in caplog.records if r.name == "sqsqueue.access"]
+
+
+def test_serve_with_a_config_file_the_console_and_an_access_log(tmp_path: Path) -> None:
+    """``sqsqueue serve --config FILE --log-level INFO`` creates the file's
+    queues before serving, prints the console's address, and logs each
+    request (action, queue, status, duration) to stderr."""
+    config = tmp_path / "queues.toml"
+    config.write_text('[[queue]]\nname = "orders"\nvisibility_timeout = 45\n')
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sqsqueue",
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--log-level",
+            "info",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("serving SQS at ")[1].split()[0]
+        assert proc.stdout.readline().strip() == f"sqsqueue: console at {url}/_sqsqueue/console/"
+        client = sqs(url)
+        queue_url = client.get_queue_url(QueueName="orders")["QueueUrl"]
+        attributes = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["All"])
+        assert attributes["Attributes"]["VisibilityTimeout"] == "45"
+        client.send_message(QueueUrl=queue_url, MessageBody="x")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        log = proc.stderr.read()
+        assert "INFO sqsqueue.access: GetQueueUrl queue=orders status=200 duration_ms=" in log
+        assert f"INFO sqsqueue.access: SendMessage queue={queue_url} status=200" in log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
