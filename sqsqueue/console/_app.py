@@ -151,6 +151,15 @@ class Console:
             logger.exception("internal error on %s %s", method, path)
             answer = _error(500, "InternalError", "The console failed; the server log says why.")
         status, out_headers, payload = answer
+        if access_log.isEnabledFor(logging.INFO):  # before answering: the client may look
+            access_log.info(
+                "%s %s queue=%s status=%d duration_ms=%.2f",
+                method,
+                path,
+                queue or "-",
+                status,
+                (time.perf_counter() - started) * 1000,
+            )
         out_headers["Content-Length"] = str(len(payload))
         await send(
             {
@@ -162,15 +171,6 @@ class Console:
             }
         )
         await send({"type": "http.response.body", "body": payload})
-        if access_log.isEnabledFor(logging.INFO):
-            access_log.info(
-                "%s %s queue=%s status=%d duration_ms=%.2f",
-                method,
-                path,
-                queue or "-",
-                status,
-                (time.perf_counter() - started) * 1000,
-            )
 
     # -- routing ----------------------------------------------------------------------
 

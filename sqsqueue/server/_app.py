@@ -198,17 +198,6 @@ class Endpoint:
             logger.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
             answer = self._error(_wire.internal_error(exc), json_protocol, request_id)
         status, out_headers, payload = answer
-        out_headers["Content-Length"] = str(len(payload))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
         if access_log.isEnabledFor(logging.INFO):
             call = scope.get("sqsqueue.call", ("-", {}))
             params = call[1]
@@ -220,6 +209,17 @@ class Endpoint:
                 status,
                 (time.perf_counter() - started) * 1000,
             )
+        out_headers["Content-Length"] = str(len(payload))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects

@@ -542,17 +542,14 @@ def test_access_log(
             client.get_queue_url(QueueName="nope")
         raw(endpoint.endpoint_url, "GET", "/_sqsqueue/api/queues/jobs")
     lines = [r.getMessage() for r in caplog.records if r.name == "sqsqueue.access"]
-    assert lines[0].startswith(f"SendMessage queue={url} status=200 duration_ms=")
-    assert lines[1].startswith("GetQueueUrl queue=nope status=400 ")
-    assert lines[2].startswith("GET /_sqsqueue/api/queues/jobs queue=jobs status=200 ")
-
-
-def test_the_access_log_is_off_by_default(
-    endpoint: EndpointHandle, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.WARNING):
-        sqs(endpoint.endpoint_url).list_queues()
-    assert not [r for r in caplog.records if r.name == "sqsqueue.access"]
+    wanted = [
+        f"SendMessage queue={url} status=200 duration_ms=",
+        "GetQueueUrl queue=nope status=400 duration_ms=",
+        "GET /_sqsqueue/api/queues/jobs queue=jobs status=200 duration_ms=",
+    ]
+    found = [next((line for line in lines if line.startswith(w)), None) for w in wanted]
+    assert None not in found, lines
+    assert lines.index(found[0]) < lines.index(found[1]) < lines.index(found[2])
 
 
 def test_serve_with_a_config_file_the_console_and_an_access_log(tmp_path: Path) -> None:
@@ -593,6 +590,29 @@ def test_serve_with_a_config_file_the_console_and_an_access_log(tmp_path: Path) 
         log = proc.stderr.read()
         assert "INFO sqsqueue.access: GetQueueUrl queue=orders status=200 duration_ms=" in log
         assert f"INFO sqsqueue.access: SendMessage queue={queue_url} status=200" in log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_access_log_is_off_by_default() -> None:
+    """Without --log-level, ``sqsqueue serve`` logs no request."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("serving SQS at ")[1].split()[0]
+        sqs(url).list_queues()
+        assert raw(url, "GET", "/_sqsqueue/health").status == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        assert "sqsqueue.access" not in proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
