@@ -63,6 +63,8 @@ class ServedEndpoint(Protocol):
     #: ``http://<host>:<port>``: give it to any SQS client as its endpoint URL.
     endpoint_url: str
     port: int
+    #: The web console's page (``docs/console.md``).
+    console_url: str
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop serving."""

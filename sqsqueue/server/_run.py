@@ -148,7 +148,7 @@ class EndpointHandle(ServedEndpoint):
         self.endpoint_url = f"http://{shown}:{port}"
         self.port: int = port
         #: The web console's page (when the endpoint serves it).
-        self.console_url = f"{self.endpoint_url}{CONSOLE_PATH}"
+        self.console_url: str = f"{self.endpoint_url}{CONSOLE_PATH}"
         endpoint.default_endpoint_url = self.endpoint_url
         if endpoint.console is not None:
             endpoint.console.endpoint_url = self.endpoint_url
