@@ -112,8 +112,9 @@ class QueueMetrics:
         the Average over the messages sent (0 before any), gauges are the
         value read. ``NumberOfDeduplicatedSentMessages`` only on FIFO queues."""
         out: dict[str, int | float] = {}
+        fields = attrs.asdict(self, recurse=False)
         for field, name in AWS_NAMES.items():
-            value = getattr(self, field)
+            value = fields[field]
             if value is None:
                 continue
             if name == "SentMessageSize":

@@ -201,6 +201,22 @@ class TestInvalid:
         assert message.startswith(f"{path}, line {line}: "), message
         assert reason in message
 
+    @pytest.mark.parametrize(
+        ("config", "says"),
+        [
+            (42, "a TOML file's path or a mapping"),
+            ({"queue": {"name": "a"}}, "array of tables"),
+            ({"queue": [{"name": "a", "tags": ["x"]}]}, "tags must be"),
+            ({"queue": [{"name": 3}]}, "needs a name"),
+            ({"queue": [{"name": "a", "attributes": 1}]}, "attributes must be"),
+            ({"queue": [{"name": "a", "visibility_timeout": "x"}]}, "VisibilityTimeout"),
+        ],
+    )
+    def test_refused_values(self, config: Any, says: str) -> None:
+        """Any value given is refused with a ConfigError saying why, never a
+        bare TypeError."""
+        assert says in refused(config)
+
     def test_missing_and_unreadable_files(self, tmp_path: Path) -> None:
         assert refused(tmp_path / "none.toml").endswith("none.toml: no such file")
         bad = tmp_path / "latin.toml"

@@ -492,6 +492,18 @@ def queue_method_params(world: World, name: str) -> dict[str, st.SearchStrategy[
         "remove_permission": {"label": TEXT, "principal": PRINCIPAL},
         "history": {"message_id": plausible(st.sampled_from(world.message_ids), TEXT)},
         "inspect": {},
+        "browse": {
+            "after": plausible(st.integers(-2, 2**70), ANY),
+            "limit": INT,
+            "states": plausible(st.just(["visible", "in_flight"]), STRINGS),
+            "principal": PRINCIPAL,
+        },
+        "remove": {
+            "position": plausible(st.integers(0, 5), ANY),
+            "message_id": plausible(st.sampled_from(world.message_ids), TEXT),
+            "principal": PRINCIPAL,
+        },
+        "metrics": {},
     }
     return table[name]
 
@@ -515,6 +527,9 @@ QUEUE_METHODS = [
     "remove_permission",
     "history",
     "inspect",
+    "browse",
+    "remove",
+    "metrics",
     "keep_history",
     "faults",
     "len",
@@ -644,6 +659,8 @@ BROKER_METHODS = [
     "client",
     "contains",
     "backup",
+    "metrics",
+    "reset",
 ]
 
 
@@ -709,6 +726,8 @@ def broker_params(world: World, name: str) -> tuple[list[st.SearchStrategy[Any]]
         # The fuzzed broker is in memory: every backup is refused before any file
         # is touched (tests/test_durable.py::TestBackup backs up durable ones).
         "backup": ([ANY | TEXT], {}),
+        "metrics": ([], {}),
+        "reset": ([], {}),
     }
     return table[name]
 
@@ -966,8 +985,10 @@ def test_every_public_queue_method_is_fuzzed() -> None:
         unfuzzed = {"name", "arn", "url", "clock", "attributes", "FIFO", "close", "closed"}
         assert public - unfuzzed <= set(QUEUE_METHODS)
     public = {n for n, v in pyinspect.getmembers(Broker) if not n.startswith("_") and callable(v)}
-    # serve() starts a server thread (fuzzed over HTTP in tests/endpoint/test_server.py).
-    assert public - {"queue_for_url", "close", "serve"} <= set(BROKER_METHODS)
+    # serve() starts a server thread (fuzzed over HTTP in tests/endpoint/test_server.py);
+    # from_config() reads a file and refuses with ConfigError, file and line
+    # (tests/test_config.py gives it every kind of bad file and mapping).
+    assert public - {"queue_for_url", "close", "serve", "from_config"} <= set(BROKER_METHODS)
     assert set(OPERATION_PARAMS) == set(OPERATIONS)
 
 

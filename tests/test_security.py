@@ -326,6 +326,13 @@ PRINCIPAL_CALLS: dict[str, tuple[str, Callable[[World, str | None], object]]] = 
         lambda w, p: asyncio.run(w.q.receive_async(principal=p)),
     ),
     "Queue.delete": ("DeleteMessage", lambda w, p: w.q.delete(w.handles[0], principal=p)),
+    "Queue.remove": (
+        "DeleteMessage",
+        lambda w, p: w.q.remove(
+            w.q.inspect()[0].position, w.q.inspect()[0].message_id, principal=p
+        ),
+    ),
+    "Queue.browse": ("ReceiveMessage", lambda w, p: w.q.browse(principal=p)),
     "Queue.delete_batch": (
         "DeleteMessageBatch",
         lambda w, p: w.q.delete_batch([w.handles[1]], principal=p),

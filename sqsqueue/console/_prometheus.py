@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+import attrs
+
 from sqsqueue._metrics import QueueMetrics
 
 __all__ = ["CONTENT_TYPE", "FAMILIES", "render"]
@@ -100,18 +102,20 @@ def render(metrics: Mapping[str, QueueMetrics], extra: Iterable[str] = ()) -> by
     per metric, one sample per queue (FIFO's deduplication counter for FIFO
     queues only). O(queues)."""
     lines: list[str] = list(extra)
-    queues = sorted(metrics.items())
+    queues = [
+        (name, attrs.asdict(values, recurse=False)) for name, values in sorted(metrics.items())
+    ]
     for name, kind, field, text in FAMILIES:
         lines.append(f"# HELP {name} {text}")
         lines.append(f"# TYPE {name} {kind}")
         for queue, values in queues:
-            value = getattr(values, field)
+            value = values[field]
             if value is None:
                 continue
             label = f'{{queue="{_label(queue)}"}}'
             if kind == "summary":
                 lines.append(f"{name}_sum{label} {value}")
-                lines.append(f"{name}_count{label} {values.number_of_messages_sent}")
+                lines.append(f"{name}_count{label} {values['number_of_messages_sent']}")
             else:
                 lines.append(f"{name}{label} {value}")
     return ("\n".join(lines) + "\n").encode("utf-8")
