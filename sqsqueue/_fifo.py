@@ -183,7 +183,7 @@ class FifoQueue(_BaseQueue):
         attributes: Mapping[str, object] | None = None,
         random: _random.Random | None = None,
         region: str = "us-east-1",
-        account_id: str = "000000000000",
+        account_id: str | None = None,
         dead_letter_queue: _BaseQueue | None = None,
         max_receive_count: int | None = None,
         faults: Faults | None = None,

@@ -115,7 +115,7 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         attributes: Mapping[str, object] | None = None,
         random: _random.Random | None = None,
         region: str = "us-east-1",
-        account_id: str = "000000000000",
+        account_id: str | None = None,
         dead_letter_queue: _BaseQueue | None = None,
         max_receive_count: int | None = None,
         _lock: threading.RLock | None = None,
@@ -129,6 +129,8 @@ class _BaseQueue(QueueSettings, LongPolling, QueueAdmin, abc.ABC):
         self._clock: Clock = clock if clock is not None else SystemClock()
         # The ARN and URL are built from these: the Broker's rules (_broker.py).
         _validate.region(region)
+        if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
+            account_id = _validate.default_account_id()
         _validate.account_id(account_id)
         _validate.instance("random", random, _random.Random, "a random.Random")
         self._region = region
