@@ -1,7 +1,7 @@
 """An SQS endpoint over HTTP: every SQS client reaches a :class:`~sqsqueue.Broker`.
 
 ``python -m sqsqueue serve`` (or ``sqsqueue serve``, :mod:`._cli`), :meth:`Broker.serve
-<sqsqueue.Broker.serve>` and the ``sqs_endpoint_url`` pytest fixture all serve
+<sqsqueue.Broker.serve>` and the ``sqsqueue_endpoint_url`` pytest fixture all serve
 :class:`Endpoint`, an ASGI application, with uvicorn (extra
 ``sqsqueue[server]``, :mod:`._run`). The application is a transport and nothing more: it
 reads a request, hands the bytes to a protocol codec and the codec's

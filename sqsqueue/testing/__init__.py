@@ -9,14 +9,16 @@ reusable state machine for checking your own consumers.
   pytest plugin imports it when pytest starts. The handlers pass every request
   through while no mock is active. Nothing else in sqsqueue registers them.
 * The pytest plugin (:mod:`sqsqueue.testing.plugin`, auto-registered)
-  provides ``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures.
+  provides ``sqsqueue_clock``, ``sqsqueue_broker``, ``sqsqueue_client`` and
+  ``sqsqueue_endpoint_url`` fixtures.
 * :mod:`sqsqueue.testing.strategies` and :mod:`sqsqueue.testing.stateful` need
   ``hypothesis``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sqsqueue._faults import Faults
 
@@ -26,10 +28,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Faults", "MockSQS", "mock_sqs"]
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
-    """Route every boto3 and aiobotocore SQS call to ``broker`` (a fresh one if
-    None) while active: a context manager, a decorator, or ``start()``/``stop()``.
+
+@overload
+def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS: ...
+@overload
+def mock_sqs(broker: _F) -> _F: ...
+def mock_sqs(broker: Any = None) -> Any:
+    """Route every boto3 and aiobotocore SQS call to ``broker`` (fresh brokers
+    at each start if None) while active, as moto's ``mock_aws`` is used: a bare
+    or called decorator (functions, coroutines, classes), a context manager
+    (``with mock_sqs() as mock``), or ``start()``/``stop()``; ``mock.broker``
+    is the broker served. Inside moto's ``mock_aws``, moto's other services
+    deliver into these brokers (:mod:`sqsqueue.moto`).
 
     >>> import boto3, sqsqueue
     >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
@@ -37,9 +49,9 @@ def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
     ...     sqs.create_queue(QueueName="jobs")["QueueUrl"]
     'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
     """
-    from sqsqueue.testing._mock import MockSQS
+    from sqsqueue.testing._mock import mock_sqs as make
 
-    return MockSQS(broker)
+    return make(broker)
 
 
 def _install_hooks() -> None:
