@@ -23,6 +23,9 @@ narrow and explicit (:mod:`._backend`, :mod:`._delivery`, :mod:`._lambda`):
 * SNS subscriptions to queues get what AWS gives and moto's backend did not:
   the deduplication id a content-based FIFO topic computes, and delivery to
   the subscription's dead-letter queue when its queue is gone;
+* EventBridge targets on queues get the body AWS sends for ``Input``,
+  ``InputPath`` and ``InputTransformer`` (moto sends the whole event for
+  some of them);
 * a Lambda event source mapping on a queue runs its function after each send
   to that queue, as moto's own queue does.
 
@@ -65,6 +68,18 @@ def client(broker: BrokerAPI, *, endpoint_url: str | None = None) -> Client:
     return _lambda.client(broker, endpoint_url=endpoint_url)
 
 
+def seen(account: str) -> None:
+    """Tell moto that SQS holds resources in ``account``: its resource groups
+    tagging API walks only backend dicts holding an account, which moto adds
+    at each of its own lookups, and requests answered by sqsqueue make none.
+    Nothing when moto's SQS is not imported. O(accounts)."""
+    if "moto.sqs.models" not in _patched:
+        return
+    models = sys.modules.get("moto.sqs.models")
+    if models is not None:
+        models.sqs_backends._create_account_specific_backend(account)
+
+
 # -- patching moto when it is imported ---------------------------------------------
 
 
@@ -74,6 +89,7 @@ def _patches() -> dict[str, Callable[[ModuleType], None]]:
     return {
         "moto.sqs.models": _backend.route,
         "moto.sns.models": _delivery.patch_sns,
+        "moto.events.models": _delivery.patch_events,
     }
 
 
@@ -119,16 +135,16 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Watcher(importlib.abc.MetaPathFinder):
-    """An import hook that patches moto's SQS and SNS models as they are
-    imported, for a provider started before moto was. It answers for those
-    two module names only (O(1) per import) and only until both are patched."""
+    """An import hook that patches moto's SQS, SNS and EventBridge models as
+    they are imported, for a provider started before moto was. It answers for
+    those module names only (O(1) per import) and only until they are patched."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith("moto.") or fullname in _patched:
             return None
-        if fullname not in ("moto.sqs.models", "moto.sns.models"):
+        if fullname not in ("moto.sqs.models", "moto.sns.models", "moto.events.models"):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is None or spec.loader is None:

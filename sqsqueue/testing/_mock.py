@@ -131,7 +131,9 @@ class MockSQS:
     def client_for(self, region: str | None) -> Client:
         """The dict-level client a request to ``region`` is answered by."""
         state = self._current()
-        return bridge.client(state.broker_for(state.account(), region or state.main.region))
+        account = state.account()
+        bridge.seen(account)
+        return bridge.client(state.broker_for(account, region or state.main.region))
 
     def reset(self) -> None:
         """Forget every queue: this mock's state starts again from nothing (its
