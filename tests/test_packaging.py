@@ -32,7 +32,10 @@ EXTRA_OF = {
 #: mock_sqs's aiobotocore answer is built only for an aiobotocore client, and
 #: the moto bridge (which mock_sqs imports) touches moto only when moto's own
 #: modules are imported (its patches run then) or call it (its backend).
+#: ``serve --with-moto`` imports moto's server only after checking it is
+#: installed, naming the extras to install otherwise (tests/moto).
 PRESENT_WHEN_USED = {
+    "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
     "sqsqueue.testing._hooks": {"aiobotocore"},
     "sqsqueue.moto._backend": {"moto"},
