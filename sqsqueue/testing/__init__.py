@@ -1,6 +1,8 @@
 """Testing toolkit: ``mock_sqs``, a pytest plugin, hypothesis strategies and a
 reusable state machine for checking your own consumers.
 
+* :func:`mock_aws` is moto's ``mock_aws`` with sqsqueue's SQS (needs
+  ``sqsqueue[moto]``): a moto suite moves over by changing its import.
 * :func:`mock_sqs` routes boto3 and aiobotocore SQS calls to a
   :class:`~sqsqueue.Broker` (needs ``sqsqueue[aws]``); an aiobotocore long
   poll awaits the engine without blocking the event loop. Importing this
@@ -24,9 +26,9 @@ from sqsqueue._faults import Faults
 
 if TYPE_CHECKING:
     from sqsqueue._broker import Broker
-    from sqsqueue.testing._mock import MockSQS
+    from sqsqueue.testing._mock import MockAWS, MockSQS
 
-__all__ = ["Faults", "MockSQS", "mock_sqs"]
+__all__ = ["Faults", "MockAWS", "MockSQS", "mock_aws", "mock_sqs"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -54,6 +56,23 @@ def mock_sqs(broker: Any = None) -> Any:
     return make(broker)
 
 
+@overload
+def mock_aws(
+    target: None = None, *, config: Any = None, broker: Broker[Any] | None = None
+) -> MockAWS: ...
+@overload
+def mock_aws(target: _F, *, config: Any = None, broker: Broker[Any] | None = None) -> _F: ...
+def mock_aws(target: Any = None, *, config: Any = None, broker: Any = None) -> Any:
+    """moto's ``mock_aws`` with sqsqueue's SQS, in every form ``mock_aws`` is
+    used: a moto test module moves over by changing ``from moto import
+    mock_aws`` to ``from sqsqueue.testing import mock_aws``. Every other
+    service stays moto's, delivering into sqsqueue's queues. ``config`` is
+    moto's. Needs ``sqsqueue[moto]``."""
+    from sqsqueue.testing._mock import mock_aws as make
+
+    return make(target, config=config, broker=broker)
+
+
 def _install_hooks() -> None:
     """Register mock_sqs's botocore handlers now, if botocore is installed.
 
@@ -74,8 +93,8 @@ _install_hooks()
 
 
 def __getattr__(name: str) -> Any:
-    if name == "MockSQS":
-        from sqsqueue.testing._mock import MockSQS
+    if name in ("MockSQS", "MockAWS"):
+        from sqsqueue.testing import _mock
 
-        return MockSQS
+        return getattr(_mock, name)
     raise AttributeError(name)

@@ -50,7 +50,7 @@ from sqsqueue._broker import Broker
 from sqsqueue.aws._client import Client
 from sqsqueue.testing import _hooks
 
-__all__ = ["MockSQS", "mock_sqs"]
+__all__ = ["MockAWS", "MockSQS", "mock_aws", "mock_sqs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -327,6 +327,42 @@ class MockSQS:
 
         wrap(first, ends=False)
         wrap(last, ends=True)
+
+
+class MockAWS(MockSQS):
+    """moto's ``mock_aws`` with sqsqueue's SQS: every form of :class:`MockSQS`,
+    and while active moto's ``mock_aws`` too, so every other AWS service is
+    moto's and delivers into sqsqueue's queues (:mod:`sqsqueue.moto`). A moto
+    test module moves over by changing its import, ``from moto import
+    mock_aws`` to ``from sqsqueue.testing import mock_aws``. ``config`` is
+    moto's. Needs moto (``sqsqueue[moto]``)."""
+
+    def __init__(self, broker: Broker[Any] | None = None, config: Any = None) -> None:
+        try:
+            import moto
+        except ImportError as exc:
+            raise ImportError(
+                "sqsqueue.testing.mock_aws needs moto: pip install 'sqsqueue[moto]'"
+            ) from exc
+        super().__init__(broker)
+        self._moto = moto.mock_aws(config=config) if config is not None else moto.mock_aws()
+
+    def _activate(self) -> None:
+        self._moto.start()
+        super()._activate()
+
+    def _deactivate(self) -> None:
+        super()._deactivate()
+        self._moto.stop()
+
+
+def mock_aws(target: Any = None, *, config: Any = None, broker: Broker[Any] | None = None) -> Any:
+    """:func:`sqsqueue.testing.mock_aws`: bare (``@mock_aws``) or called."""
+    if target is None or isinstance(target, Broker):
+        return MockAWS(target if target is not None else broker, config=config)
+    if callable(target):
+        return MockAWS(broker, config=config)(target)
+    raise TypeError(f"mock_aws takes a function or a class, not {target!r}")
 
 
 def _call_optional(func: Callable[..., Any], instance: Any, arg: Any) -> None:

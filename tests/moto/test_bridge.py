@@ -618,3 +618,22 @@ def test_binary_values_in_moto_formats() -> None:
     assert attributes_of({"s": {"data_type": "String", "string_value": "v"}}) == {
         "s": {"DataType": "String", "StringValue": "v"}
     }
+
+
+def test_sqsqueue_mock_aws_is_motos_with_sqsqueues_sqs() -> None:
+    """``sqsqueue.testing.mock_aws``: moto's services and sqsqueue's SQS in one
+    mock (a context manager here; decorators in the migration example), and
+    neither afterwards."""
+    from botocore.exceptions import NoCredentialsError
+
+    from sqsqueue.testing import MockAWS, mock_aws
+
+    with mock_aws() as mock:
+        assert isinstance(mock, MockAWS)
+        _, arn = _queue("both")
+        topic = _topic()
+        _subscribe(topic, arn, RawMessageDelivery="true")
+        _client("sns").publish(TopicArn=topic, Message="one mock")
+        assert [m.body for m in mock.broker.get_queue("both").receive()] == ["one mock"]
+    with pytest.raises((NoCredentialsError, ClientError)):  # moto stopped too
+        _client("sns").list_topics()
