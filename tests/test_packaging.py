@@ -33,8 +33,11 @@ EXTRA_OF = {
 #: the moto bridge (which mock_sqs imports) touches moto only when moto's own
 #: modules are imported (its patches run then) or call it (its backend).
 #: ``serve --with-moto`` imports moto's server only after checking it is
-#: installed, naming the extras to install otherwise (tests/moto).
+#: installed, and ``sqsqueue.testing.mock_aws`` (moto's mock_aws with
+#: sqsqueue's SQS) imports moto when it is made; both name the extras to
+#: install otherwise (tests/moto).
 PRESENT_WHEN_USED = {
+    "sqsqueue.testing._mock": {"moto"},
     "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
     "sqsqueue.testing._hooks": {"aiobotocore"},

@@ -38,13 +38,7 @@ behind it costs.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from types import ModuleType
-from typing import Any
 
 from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.moto._providers import Provider, current, deactivate, push
@@ -73,7 +67,9 @@ def seen(account: str) -> None:
     tagging API walks only backend dicts holding an account, which moto adds
     at each of its own lookups, and requests answered by sqsqueue make none.
     Nothing when moto's SQS is not imported. O(accounts)."""
-    if "moto.sqs.models" not in _patched:
+    from sqsqueue.moto._imports import patched
+
+    if "moto.sqs.models" not in patched:
         return
     models = sys.modules.get("moto.sqs.models")
     if models is not None:
@@ -83,71 +79,8 @@ def seen(account: str) -> None:
 # -- patching moto when it is imported ---------------------------------------------
 
 
-def _patches() -> dict[str, Callable[[ModuleType], None]]:
-    from sqsqueue.moto import _backend, _delivery
-
-    return {
-        "moto.sqs.models": _backend.route,
-        "moto.sns.models": _delivery.patch_sns,
-        "moto.events.models": _delivery.patch_events,
-    }
-
-
-_patched: set[str] = set()
-_lock = threading.Lock()
-
-
-def _apply(name: str, module: ModuleType) -> None:
-    with _lock:
-        if name in _patched:
-            return
-        _patched.add(name)
-    _patches()[name](module)
-
-
 def _install() -> None:
     """Patch the moto modules already imported; watch for the others."""
-    names = list(_patches())
-    for name in names:
-        module = sys.modules.get(name)
-        if module is not None and name not in _patched:
-            _apply(name, module)
-    with _lock:
-        waiting = [n for n in names if n not in _patched]
-        if waiting and not any(isinstance(f, _Watcher) for f in sys.meta_path):
-            sys.meta_path.insert(0, _Watcher())
+    from sqsqueue.moto import _imports
 
-
-class _Loader(importlib.abc.Loader):
-    """moto's own loader, then the patch, once the module has run."""
-
-    def __init__(self, name: str, inner: Any) -> None:
-        self.name = name
-        self.inner = inner
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        created: ModuleType | None = self.inner.create_module(spec)
-        return created
-
-    def exec_module(self, module: ModuleType) -> None:
-        self.inner.exec_module(module)
-        _apply(self.name, module)
-
-
-class _Watcher(importlib.abc.MetaPathFinder):
-    """An import hook that patches moto's SQS, SNS and EventBridge models as
-    they are imported, for a provider started before moto was. It answers for
-    those module names only (O(1) per import) and only until they are patched."""
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("moto.") or fullname in _patched:
-            return None
-        if fullname not in ("moto.sqs.models", "moto.sns.models", "moto.events.models"):
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _Loader(fullname, spec.loader)
-        return spec
+    _imports.install()

@@ -96,5 +96,5 @@ def __getattr__(name: str) -> Any:
     if name in ("MockSQS", "MockAWS"):
         from sqsqueue.testing import _mock
 
-        return getattr(_mock, name)
+        return _mock.MockSQS if name == "MockSQS" else _mock.MockAWS
     raise AttributeError(name)

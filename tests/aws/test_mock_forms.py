@@ -379,3 +379,24 @@ def test_decorated_classes_under_pytest(pytester: pytest.Pytester) -> None:
         ],
         consecutive=False,
     )
+
+
+def test_mock_aws_without_moto_names_the_extra() -> None:
+    """``sqsqueue.testing.mock_aws`` is moto's mock with sqsqueue's SQS: without
+    moto it says what to install (fresh interpreter, moto hidden)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['moto'] = None\n"
+        "from sqsqueue.testing import mock_aws\n"
+        "try:\n"
+        "    mock_aws()\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'sqsqueue[moto]'" in done.stdout
