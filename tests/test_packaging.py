@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: module) has only the core dependencies.
 EXTRA_OF = {
     "sqsqueue.aws": "aws",
+    "sqsqueue.moto": "moto",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
@@ -28,10 +29,21 @@ EXTRA_OF = {
 
 #: Imports that run only where the user already has the library, each because
 #: the library is what calls sqsqueue: the pytest plugin is loaded by pytest,
-#: and mock_sqs's aiobotocore answer is built only for an aiobotocore client.
+#: mock_sqs's aiobotocore answer is built only for an aiobotocore client, and
+#: the moto bridge (which mock_sqs imports) touches moto only when moto's own
+#: modules are imported (its patches run then) or call it (its backend).
+#: ``serve --with-moto`` imports moto's server only after checking it is
+#: installed, and ``sqsqueue.testing.mock_aws`` (moto's mock_aws with
+#: sqsqueue's SQS) imports moto when it is made; both name the extras to
+#: install otherwise (tests/moto).
 PRESENT_WHEN_USED = {
+    "sqsqueue.testing._mock": {"moto"},
+    "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
     "sqsqueue.testing._hooks": {"aiobotocore"},
+    "sqsqueue.moto._backend": {"moto"},
+    "sqsqueue.moto._delivery": {"moto"},
+    "sqsqueue.moto._lambda": {"moto"},
 }
 
 

@@ -145,11 +145,13 @@ def test_nested_mocks_innermost_wins(clock: ManualClock) -> None:
 
 def test_sequential_mocks_and_start_stop(clock: ManualClock) -> None:
     """Section 1.5: sequential mocks each serve their own broker; start()/stop() work like the
-    context manager, and __enter__ returns the broker."""
+    context manager, and both give the mock (as moto's mock_aws does), whose
+    ``broker`` is the one served."""
     first = Broker(clock=clock, account_id="123456789012")
     second = Broker(clock=clock, account_id="123456789012")
     with mock_sqs(first) as entered:
-        assert entered is first
+        assert isinstance(entered, MockSQS)
+        assert entered.broker is first
         boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="one")
     mock = mock_sqs(second).start()
     try:
@@ -166,10 +168,10 @@ def test_sequential_mocks_and_start_stop(clock: ManualClock) -> None:
 def test_default_broker_when_none_given() -> None:
     """Section 1.5: mock_sqs() without a broker makes a fresh one."""
     mock = mock_sqs()
-    with mock as broker:
+    with mock:
         url = boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="q")["QueueUrl"]
-    assert url == f"https://sqs.us-east-1.amazonaws.com/{broker.account_id}/q"
-    assert "q" in broker
+    assert url == "https://sqs.us-east-1.amazonaws.com/123456789012/q"
+    assert "q" in mock.broker
 
 
 @pytest.mark.in_process
