@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,39 @@ def refused(
     assert snapshot(q) == before
     q._check()
     return info.value
+
+
+#: What the hermetic AWS tests (tests/aws, tests/moto) remove from the
+#: environment: credentials, profiles, endpoint overrides, the container and
+#: web-identity credential sources, retry settings, and moto's account.
+AWS_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_SQS",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_RETRY_MODE",
+    "AWS_MAX_ATTEMPTS",
+    "MOTO_ACCOUNT_ID",
+)
+
+
+def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credentials anywhere for this test: the :data:`AWS_ENV` variables
+    gone, config files pointing nowhere, instance metadata disabled (so
+    botocore never probes 169.254.169.254)."""
+    for var in AWS_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "missing-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")

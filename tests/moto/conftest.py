@@ -15,29 +15,13 @@ import moto
 import pytest
 
 from sqsqueue.testing import MockSQS, mock_sqs
-
-_AWS_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_SQS",
-    "AWS_DEFAULT_REGION",
-    "AWS_REGION",
-    "MOTO_ACCOUNT_ID",
-)
+from tests import _helpers
 
 
 @pytest.fixture(autouse=True)
 def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in _AWS_ENV:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "missing-credentials"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    """No credentials anywhere (tests/_helpers.py says which variables go)."""
+    _helpers.no_aws_credentials(monkeypatch, tmp_path)
 
 
 @pytest.fixture(params=["moto", "sqsqueue"])
