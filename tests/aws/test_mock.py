@@ -15,6 +15,7 @@ from botocore.exceptions import EndpointConnectionError, NoCredentialsError
 
 from sqsqueue import Broker, ManualClock
 from sqsqueue.testing import MockSQS, mock_sqs
+from tests._helpers import run_python
 from tests.aws._helpers import url_of
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, refused at once
@@ -209,9 +210,6 @@ def test_session_created_before_the_first_mock_is_intercepted(tmp_path: Any) -> 
     """Section 1.5: a session created after importing sqsqueue.aws but before any
     mock was ever started is still served (fresh interpreter; the client points
     at a closed local port, so an escaped call fails instead of reaching AWS)."""
-    import subprocess
-    import sys
-
     script = (
         "import boto3\n"
         "from botocore.config import Config\n"
@@ -223,11 +221,7 @@ def test_session_created_before_the_first_mock_is_intercepted(tmp_path: Any) -> 
         "with mock_sqs():\n"
         "    print(c.create_queue(QueueName='early')['QueueUrl'].rsplit('/', 1)[1])\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "early"
+    assert run_python(script).strip() == "early"
 
 
 def test_testing_module_exposes_the_same_mock(broker: Broker) -> None:

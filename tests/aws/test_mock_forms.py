@@ -23,6 +23,7 @@ import pytest
 
 from sqsqueue import Broker, ManualClock
 from sqsqueue.testing import MockSQS, mock_sqs
+from tests._helpers import run_python
 
 pytest_plugins = ["pytester"]
 
@@ -384,9 +385,6 @@ def test_decorated_classes_under_pytest(pytester: pytest.Pytester) -> None:
 def test_mock_aws_without_moto_names_the_extra() -> None:
     """``sqsqueue.testing.mock_aws`` is moto's mock with sqsqueue's SQS: without
     moto it says what to install (fresh interpreter, moto hidden)."""
-    import subprocess
-    import sys
-
     script = (
         "import sys; sys.modules['moto'] = None\n"
         "from sqsqueue.testing import mock_aws\n"
@@ -395,8 +393,4 @@ def test_mock_aws_without_moto_names_the_extra() -> None:
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert "pip install 'sqsqueue[moto]'" in done.stdout
+    assert "pip install 'sqsqueue[moto]'" in run_python(script)

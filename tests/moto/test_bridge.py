@@ -27,6 +27,7 @@ from botocore.exceptions import ClientError
 from moto.sqs.models import sqs_backends
 
 from sqsqueue.testing import MockSQS, mock_sqs
+from tests._helpers import run_python
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -579,9 +580,6 @@ def test_moto_imported_after_mock_sqs_started() -> None:
     """A mock started before moto was ever imported still receives SNS's
     deliveries: moto's modules are patched as they are imported (fresh
     interpreter)."""
-    import subprocess
-    import sys
-
     script = (
         "import sys, boto3\n"
         "from sqsqueue.testing import mock_sqs\n"
@@ -599,11 +597,7 @@ def test_moto_imported_after_mock_sqs_started() -> None:
         "        sns.publish(TopicArn=t, Message='z')\n"
         "        print([m.body for m in mock.broker.get_queue('late').receive()])\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['z']"
+    assert run_python(script).strip() == "['z']"
 
 
 def test_binary_values_in_moto_formats() -> None:
