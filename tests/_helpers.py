@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,31 @@ def run_python(script: str, timeout: float = 120) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def _stderr_once_stopped(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    return proc.communicate(timeout=30)[1]
+
+
+@contextlib.contextmanager
+def sqsqueue_serve(*flags: str, env: dict[str, str], expect: str) -> Iterator[tuple[str, str]]:
+    """``python -m sqsqueue serve --port 0 *flags`` in a subprocess with
+    ``env``, stopped (SIGTERM) on exit: yields (its URL, its first line), once
+    that line is asserted to contain ``expect`` (else the assertion shows the
+    line and the server's stderr)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert expect in line, (line, _stderr_once_stopped(proc))
+        yield line.split(" at ")[1].split()[0], line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

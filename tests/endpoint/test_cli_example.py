@@ -12,11 +12,12 @@ import contextlib
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests._helpers import sqsqueue_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv"))
@@ -56,21 +57,8 @@ def fresh_env(tmp_path: Path) -> dict[str, str]:
 @contextlib.contextmanager
 def _serve(fresh_env: dict[str, str], *flags: str) -> Iterator[str]:
     env = {**fresh_env, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", *flags],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "sqsqueue: serving SQS" in line, line
-        yield line.split(" at ")[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with sqsqueue_serve(*flags, env=env, expect="sqsqueue: serving SQS") as (url, _):
+        yield url
 
 
 def _run(script: str, fresh_env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,7 @@ from botocore.exceptions import ClientError
 
 from sqsqueue import Broker, ManualClock
 from sqsqueue.server import EndpointHandle
+from tests._helpers import sqsqueue_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv"))
@@ -48,25 +49,10 @@ ENV.pop("MOTO_ACCOUNT_ID", None)
 @pytest.fixture
 def served() -> Iterator[str]:
     """``sqsqueue serve --with-moto`` on a free port; its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sqsqueue", "serve", "--with-moto", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "every other AWS service through moto, at " in line, (
-            line,
-            proc.stderr.read() if proc.stderr else "",
-        )
+    expect = "every other AWS service through moto, at "
+    with sqsqueue_serve("--with-moto", env=ENV, expect=expect) as (url, line):
         assert f"account {ACCOUNT}" in line  # moto's account, which its ARNs name
-        yield line.split(" at ")[1].split()[0]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        yield url
 
 
 def aws(url: str, *args: str) -> Any:
