@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +141,18 @@ def sqsqueue_serve(*flags: str, env: dict[str, str], expect: str) -> Iterator[tu
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def failing_db(real: sqlite3.Connection) -> Any:
+    """``real`` (a durable broker's store connection) whose writes
+    (``executemany``) fail as a full or broken disk does; everything else
+    passes through. Assign it to ``store.db`` and put ``real`` back after."""
+
+    class Failing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def executemany(self, *args: Any) -> Any:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    return Failing()

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
+
+from tests._helpers import failing_db
 
 
 def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -36,13 +39,14 @@ def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     return proc, line.split("serving SQS at ")[1].split()[0]
 
 
-def client(url: str) -> Any:
+def client(url: str, config: Config | None = None) -> Any:
     return boto3.client(
         "sqs",
         endpoint_url=url,
         region_name="us-east-1",
         aws_access_key_id="x",
         aws_secret_access_key="y",
+        config=config,
     )
 
 
@@ -89,9 +93,6 @@ def test_a_storage_error_is_answered_as_storage_error(tmp_path: Path) -> None:
     """The README's promise holds over HTTP: a durable broker whose write fails
     answers HTTP 500 with the code StorageError (and the file's message), not
     a bare InternalError; every later call too (fail-stop)."""
-    import sqlite3
-
-    from botocore.config import Config
     from botocore.exceptions import ClientError
 
     from sqsqueue import Broker
@@ -101,25 +102,10 @@ def test_a_storage_error_is_answered_as_storage_error(tmp_path: Path) -> None:
     store = broker._store
     assert store is not None
     real = store.db
-
-    class Failing:
-        def __getattr__(self, name: str) -> Any:
-            return getattr(real, name)
-
-        def executemany(self, *args: Any) -> Any:
-            raise sqlite3.OperationalError("disk I/O error")
-
     with broker.serve() as endpoint:
-        sqs = boto3.client(
-            "sqs",
-            endpoint_url=endpoint.endpoint_url,
-            region_name="us-east-1",
-            aws_access_key_id="x",
-            aws_secret_access_key="y",
-            config=Config(retries={"total_max_attempts": 1}),
-        )
+        sqs = client(endpoint.endpoint_url, Config(retries={"total_max_attempts": 1}))
         url = sqs.get_queue_url(QueueName="jobs")["QueueUrl"]
-        store.db = Failing()  # type: ignore[assignment]
+        store.db = failing_db(real)
         for _ in range(2):
             try:
                 sqs.send_message(QueueUrl=url, MessageBody="x")
