@@ -28,7 +28,6 @@ benchmark's section of ``benchmarks/RESULTS.md`` (``--output`` elsewhere);
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 import re
@@ -46,7 +45,9 @@ sys.path.insert(0, str(HERE))
 
 from _harness import (  # noqa: E402
     Table,
+    best_of,
     command,
+    fake_aws_credentials,
     loadavg,
     machine,
     progress,
@@ -55,16 +56,8 @@ from _harness import (  # noqa: E402
     write_section,
 )
 
-#: Never real credentials: moto signs requests with these.
-FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
-os.environ.update(FAKE_ENV)
-os.environ.pop("MOTO_ACCOUNT_ID", None)
+# Never real credentials: moto signs requests with fake ones.
+fake_aws_credentials()
 
 import boto3  # noqa: E402
 import moto  # noqa: E402
@@ -104,16 +97,14 @@ def fan_out_rate(raw: bool, n: int, repeats: int) -> float:
         Attributes={"RawMessageDelivery": "true" if raw else "false"},
     )
     publish, receive, delete = sns.publish, sqs.receive_message, sqs.delete_message
-    best = math.inf
-    for _ in range(repeats):
-        gc.collect()
-        t0 = perf()
+
+    def run() -> None:
         for i in range(n):
             publish(TopicArn=topic, Message=f"event {i}")
             [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
             delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-        best = min(best, perf() - t0)
-    return n / best
+
+    return n / best_of(run, repeats)
 
 
 _PASSED = re.compile(r"(\d+) passed[^\n]* in ([0-9.]+)s")
