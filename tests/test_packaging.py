@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: module) has only the core dependencies.
 EXTRA_OF = {
     "sqsqueue.aws": "aws",
+    "sqsqueue.awslambda": "lambda",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
