@@ -124,6 +124,8 @@ class _Batch:
     records: list[Record]
     sizes: list[int]
     wave: int = 0
+    #: Formed without waiting out its batching window (``_wave``).
+    unfinished: bool = False
 
 
 class Poller:
@@ -184,6 +186,13 @@ class Poller:
     def _take(self, batch: _Batch, record: Record, size: int) -> bool:
         """Put ``record`` in ``batch`` if its group is free and it fits, else keep
         it for later; True when it went in."""
+        for i, held in enumerate(batch.records):
+            if held["messageId"] == record["messageId"]:
+                # Received again while held (its visibility timeout ran out
+                # during the window): one record, with the newest handle.
+                batch.records[i] = record
+                return True
+        self._pending = [p for p in self._pending if p[0]["messageId"] != record["messageId"]]
         group = group_of(record) if self.source.fifo else None
         if (group is None or group not in self._busy) and self._fits(batch, size):
             batch.records.append(record)
@@ -197,9 +206,10 @@ class Poller:
             self._pending and batch.records
         )
 
-    def _gather(self, *, virtual: bool) -> _Batch | None:
+    def _gather(self, *, virtual: bool, may_wait: bool = True) -> _Batch | None:
         """One batch, or None if nothing came (virtual: nothing receivable now;
-        worker: the mapping is stopping)."""
+        worker: the mapping is stopping). ``may_wait`` False (virtual): a batch
+        that would wait for its window comes back ``unfinished`` instead."""
         settings = self.settings
         batch = _Batch([], [])
         with self._lock:
@@ -231,6 +241,9 @@ class Poller:
             now = self.clock.now()
             if now >= window_end:
                 break
+            if virtual and not may_wait:
+                batch.unfinished = True
+                return batch
             if virtual:
                 # Wait for the window on the clock: to the next message due
                 # within it, or to its end.
@@ -356,16 +369,22 @@ class Poller:
                 self._pending = [
                     (r, s) for r, s in self._pending if group_of(r) not in failed_groups
                 ]
-            for record in batch.records:
-                group = group_of(record) if fifo else None
-                if group is not None:
-                    self._busy[group] -= 1
-                    if self._busy[group] <= 0:
-                        del self._busy[group]
+            self._untrack(batch)
         return (
             tuple(r["messageId"] for r in done if r["receiptHandle"] in deleted),
             tuple(r["messageId"] for r in keep),
         )
+
+    def _untrack(self, batch: _Batch) -> None:
+        """Its FIFO groups are no longer in flight (under the lock)."""
+        if not self.source.fifo:
+            return
+        for record in batch.records:
+            group = group_of(record)
+            if group is not None:
+                self._busy[group] -= 1
+                if self._busy[group] <= 0:
+                    del self._busy[group]
 
     # -- run_until_idle -----------------------------------------------------
 
@@ -399,8 +418,16 @@ class Poller:
         batches: list[_Batch] = []
         allowed = self.concurrency()
         while len(batches) < allowed:
-            batch = self._gather(virtual=True)
+            # Only a wave's first batch may wait out the window on the clock: a
+            # later one would hold the earlier batches back from their
+            # invocation. It is formed again, first, in the next wave.
+            batch = self._gather(virtual=True, may_wait=not batches)
             if batch is None:
+                break
+            if batch.unfinished:
+                with self._lock:
+                    self._untrack(batch)
+                    self._pending[:0] = zip(batch.records, batch.sizes, strict=True)
                 break
             batch.wave = self._waves
             batches.append(batch)
