@@ -146,9 +146,7 @@ class Poller:
         self.ramp_up = ramp_up
         self.clock = source.clock
         self.enabled = settings.enabled
-        self.invocations: collections.deque[Invocation] = collections.deque(
-            maxlen=keep_invocations
-        )
+        self.invocations: collections.deque[Invocation] = collections.deque(maxlen=keep_invocations)
         #: Ids of messages deleted because no filter matched them.
         self.filtered: collections.deque[str] = collections.deque(maxlen=keep_invocations)
         self._pending: list[tuple[Record, int]] = []  # received, kept for a later batch

@@ -235,9 +235,7 @@ def settings(
             "valid types: <class 'bool'>"
         )
     if not isinstance(function_name, str) or not 1 <= len(function_name) <= 64:
-        raise _constraint(
-            function_name, "functionName", "Member must have length between 1 and 64"
-        )
+        raise _constraint(function_name, "functionName", "Member must have length between 1 and 64")
     memory = _integer(memory_size, "memorySize", MEMORY_MIN, MEMORY_MAX)
     # The SQS source's rules, in Lambda's order.
     if size > 10 and window == 0:

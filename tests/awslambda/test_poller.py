@@ -46,9 +46,7 @@ def test_window_gathers_a_fuller_batch_on_the_clock(queue: Queue, clock: ManualC
     send(queue, 3)
     queue.send("late", delay_seconds=4)  # due within the window
     queue.send("too late", delay_seconds=9)  # due after it
-    m = EventSourceMapping(
-        queue, ok, batch_size=100, maximum_batching_window_in_seconds=5
-    )
+    m = EventSourceMapping(queue, ok, batch_size=100, maximum_batching_window_in_seconds=5)
     first, second = m.run_until_idle()
     assert first.bodies == ["m0", "m1", "m2", "late"]
     assert first.started_at == START + 5  # the whole window waited, on the clock
@@ -323,9 +321,7 @@ def test_fifo_concurrency_follows_the_active_groups(clock: ManualClock) -> None:
 
 def test_maximum_concurrency_bounds_each_wave(queue: Queue) -> None:
     send(queue, 55)
-    invs = EventSourceMapping(
-        queue, ok, scaling_config={"MaximumConcurrency": 2}
-    ).run_until_idle()
+    invs = EventSourceMapping(queue, ok, scaling_config={"MaximumConcurrency": 2}).run_until_idle()
     waves = [i.wave for i in invs]
     assert [waves.count(w) for w in sorted(set(waves))] == [2, 2, 2]
 

@@ -145,7 +145,9 @@ def test_function_response_types(queue: Queue) -> None:
         EventSourceMapping(queue, never, function_response_types="ReportBatchItemFailures")
 
 
-@pytest.mark.parametrize(("value", "bound"), [(1, "greater than or equal to 2"), (1001, "less than or equal to 1000")])
+@pytest.mark.parametrize(
+    ("value", "bound"), [(1, "greater than or equal to 2"), (1001, "less than or equal to 1000")]
+)
 def test_maximum_concurrency(queue: Queue, value: int, bound: str) -> None:
     refused(
         queue,
@@ -172,7 +174,15 @@ def test_filters(queue: Queue) -> None:
         "The number of filters exceeds the limit of 5 per event source mapping.",
         filter_criteria={"Filters": [{"Pattern": '{"body": ["a"]}'}] * 6},
     )
-    for bad in ["", "not json", "[]", "{}", '{"body": "a"}', '{"body": []}', '{"a": [{"nope": 1}]}']:
+    for bad in [
+        "",
+        "not json",
+        "[]",
+        "{}",
+        '{"body": "a"}',
+        '{"body": []}',
+        '{"a": [{"nope": 1}]}',
+    ]:
         refused(
             queue,
             InvalidParameterValueException,
@@ -180,7 +190,8 @@ def test_filters(queue: Queue) -> None:
             filter_criteria={"Filters": [{"Pattern": bad}]},
         )
     long = '{"body": ["' + "x" * 4_100 + '"]}'
-    with pytest.raises(ValidationException, match="at 'filterCriteria.filters.1.member.pattern'"):
+    member = r"at 'filterCriteria\.filters\.1\.member\.pattern'"
+    with pytest.raises(ValidationException, match=member):
         EventSourceMapping(queue, never, filter_criteria={"Filters": [{"Pattern": long}]})
 
 
