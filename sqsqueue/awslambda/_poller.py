@@ -126,6 +126,8 @@ class _Batch:
     wave: int = 0
     #: Formed without waiting out its batching window (``_wave``).
     unfinished: bool = False
+    #: Each record's place in ``records``, by message id.
+    index: dict[str, int] = attrs.Factory(dict)
 
 
 class Poller:
@@ -184,15 +186,17 @@ class Poller:
     def _take(self, batch: _Batch, record: Record, size: int) -> bool:
         """Put ``record`` in ``batch`` if its group is free and it fits, else keep
         it for later; True when it went in."""
-        for i, held in enumerate(batch.records):
-            if held["messageId"] == record["messageId"]:
-                # Received again while held (its visibility timeout ran out
-                # during the window): one record, with the newest handle.
-                batch.records[i] = record
-                return True
-        self._pending = [p for p in self._pending if p[0]["messageId"] != record["messageId"]]
+        held = batch.index.get(record["messageId"])
+        if held is not None:
+            # Received again while held (its visibility timeout ran out
+            # during the window): one record, with the newest handle.
+            batch.records[held] = record
+            return True
+        if self._pending:
+            self._pending = [p for p in self._pending if p[0]["messageId"] != record["messageId"]]
         group = group_of(record) if self.source.fifo else None
         if (group is None or group not in self._busy) and self._fits(batch, size):
+            batch.index[record["messageId"]] = len(batch.records)
             batch.records.append(record)
             batch.sizes.append(size)
             return True
@@ -246,9 +250,7 @@ class Poller:
                 # Wait for the window on the clock: to the next message due
                 # within it, or to its end.
                 due = self.source.next_due()
-                target = window_end if due is None or due > window_end else due
-                assert isinstance(self.clock, ManualClock)
-                self.clock.advance_to(max(now, target))
+                self._pass_time(window_end if due is None or due > window_end else due)
         if not batch.records:
             return None
         with self._lock:
@@ -406,10 +408,15 @@ class Poller:
             due = self.source.next_due()
             if due is None:
                 return made
-            if isinstance(self.clock, ManualClock):
-                self.clock.advance_to(max(due, self.clock.now()))
-            else:
-                self._stop.wait(max(0.0, due - self.clock.now()))
+            self._pass_time(due)
+
+    def _pass_time(self, until: float) -> None:
+        """Let the clock reach ``until``: a ManualClock is advanced, a real
+        clock waited for."""
+        if isinstance(self.clock, ManualClock):
+            self.clock.advance_to(max(until, self.clock.now()))
+        else:
+            self._stop.wait(max(0.0, until - self.clock.now()))
 
     def _wave(self) -> list[_Batch]:
         self._waves += 1

@@ -283,3 +283,16 @@ def test_console_command_refuses_bad_settings(tmp_path: Path) -> None:
         )
     assert result.returncode == 2
     assert "Maximum batch window in seconds must be greater than 0" in result.stderr
+
+
+def test_run_until_idle_on_real_time_waits_out_the_window() -> None:
+    clock = SystemClock()
+    q = Queue("jobs", clock=clock)
+    for i in range(3):
+        q.send(f"m{i}")
+    sent = clock.now()
+    [inv] = EventSourceMapping(
+        q, lambda e, c: None, batch_size=20, maximum_batching_window_in_seconds=1
+    ).run_until_idle()
+    assert inv.bodies == ["m0", "m1", "m2"]
+    assert 1.0 <= inv.started_at - sent < 3.0
