@@ -66,6 +66,7 @@ from sqsqueue.awslambda._event import (
 from sqsqueue.awslambda._filter import matches_any
 from sqsqueue.awslambda._settings import Settings
 from sqsqueue.awslambda._sources import Source
+from sqsqueue.errors import ServiceClosed
 
 __all__ = ["Invocation", "Poller"]
 
@@ -486,6 +487,10 @@ class Poller:
                 continue
             try:
                 batch = self._gather(virtual=False)
+            except ServiceClosed:
+                # The in-process queue was closed: nothing more will come.
+                log.info("%s is closed; the mapping stops polling", self.source.arn)
+                return
             except Exception:
                 log.exception("receiving from %s failed; retrying in 1 s", self.source.arn)
                 self._stop.wait(1.0)

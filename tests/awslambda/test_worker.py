@@ -296,3 +296,12 @@ def test_run_until_idle_on_real_time_waits_out_the_window() -> None:
     ).run_until_idle()
     assert inv.bodies == ["m0", "m1", "m2"]
     assert 1.0 <= inv.started_at - sent < 3.0
+
+
+def test_a_closed_queue_ends_the_worker() -> None:
+    q = Queue("jobs", clock=SystemClock())
+    m = EventSourceMapping(q, lambda e, c: None)
+    m.start()
+    q.close()
+    wait_for(lambda: not m.running)
+    m.stop()
