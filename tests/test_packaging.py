@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTRA_OF = {
     "sqsqueue.aws": "aws",
     "sqsqueue.moto": "moto",
+    "sqsqueue.awslambda": "lambda",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
