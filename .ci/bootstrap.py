@@ -47,6 +47,13 @@ NPM_PACKAGES = ["@aws-sdk/client-sqs@^3"]
 AIOBOTO3 = "aioboto3>=15.5,<16"
 
 
+#: The oldest moto sqsqueue.moto supports (the lower bound of the ``moto``
+#: extra): the bridge's tests run there too (tests/moto/test_supported_range.py),
+#: the newest being the dev venv's. With moto's services those tests drive.
+MOTO_OLDEST = "moto[server,sqs,sns,s3,events,cloudformation,resourcegroupstaggingapi,ses]==5.0.0"
+MOTO_OLDEST_TEST_DEPS = ["boto3", "pytest>=8", "pytest-timeout>=2.3", "hypothesis>=6.100"]
+
+
 def _project_dependencies() -> list[str]:
     """sqsqueue's own runtime dependencies, as pyproject.toml names them."""
     import tomllib
@@ -82,11 +89,32 @@ def ensure_aioboto3() -> Path:
     return python
 
 
+def ensure_moto_oldest() -> Path:
+    """Install the oldest supported moto, the test tools and sqsqueue's
+    dependencies into ``.venv/moto-oldest`` (sqsqueue itself comes from the
+    checkout, on PYTHONPATH); return its python."""
+    target = VENV / "moto-oldest"
+    python = target / "bin" / "python"
+    wanted = [MOTO_OLDEST, *MOTO_OLDEST_TEST_DEPS, *_project_dependencies()]
+    stamp = target / ".sqsqueue-installed"
+    if not python.exists() or not stamp.exists() or stamp.read_text() != " ".join(wanted):
+        print(f"[bootstrap] installing {' '.join(wanted)} into {target}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(target)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *wanted],
+            check=True,
+        )
+        stamp.write_text(" ".join(wanted))
+    return python
+
+
 def ensure_clients() -> None:
     """Install the AWS CLI into ``.venv/awscli``, aioboto3 into
     ``.venv/aioboto3`` and the JS SDK into ``.venv/node`` once; a failure stops
-    the run (the tests would fail anyway)."""
+    the run (the tests would fail anyway); and the oldest supported moto into
+    ``.venv/moto-oldest``."""
     ensure_aioboto3()
+    ensure_moto_oldest()
     aws = VENV / "awscli" / "bin" / "aws"
     if not aws.exists():
         print(f"[bootstrap] installing {AWSCLI} into {VENV / 'awscli'}", flush=True)
@@ -153,6 +181,8 @@ def run(cmd: list[str]) -> int:
 if __name__ == "__main__":  # pragma: no cover
     if sys.argv[1:] == ["aioboto3"]:
         print(ensure_aioboto3())
+    elif sys.argv[1:] == ["moto-oldest"]:
+        print(ensure_moto_oldest())
     elif sys.argv[1:] == ["chromium"]:
         ensure_chromium()
     else:

@@ -7,8 +7,9 @@ Nothing here measures sqsqueue; it is the machinery around the measurements:
   progress lines (``progress``, ``Ticker``) and the figure formats (``rate``,
   ``us``, ``dur``, ``share``, ``pct``, ``status``);
 * measuring throughput fairly: ``Workload`` and ``best_rates`` (workloads take
-  turns, the best of the repeats counts);
+  turns, the best of the repeats counts); ``best_of`` (one workload's best time);
 * the machine: ``machine`` (CPU, cores, memory, versions, load), ``loadavg``;
+* moto as a peer: ``fake_aws_credentials`` (the environment moto and boto3 run on);
 * plots: ``draw_plots`` (log-log latency curves, PNG files beside RESULTS.md);
 * RESULTS.md: ``render`` (the whole file, from ``bench_core.py``),
   ``write_section`` and ``merge_targets`` (one script's section and Targets rows,
@@ -43,6 +44,27 @@ NUMBERED = re.compile(r"## \d+[a-z]?\. ")
 perf = time.perf_counter
 #: What a script says about its sizes (``bench_core.Sizes``, ...).
 S = TypeVar("S")
+
+
+# -- moto as a peer -----------------------------------------------------------------
+
+#: Never real credentials: boto3 signs requests with these, moto accepts them.
+FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+def fake_aws_credentials() -> None:
+    """Put :data:`FAKE_AWS_ENV` in this process's environment (before boto3 or
+    moto is imported), so no real credentials are ever read or sent, and drop
+    ``MOTO_ACCOUNT_ID`` so moto answers as its default account 123456789012,
+    which the scripts' brokers use too."""
+    os.environ.update(FAKE_AWS_ENV)
+    os.environ.pop("MOTO_ACCOUNT_ID", None)
 
 
 # -- reporting ----------------------------------------------------------------------
@@ -199,6 +221,18 @@ class Workload:
     what: str
     items: int
     run: Callable[[], None]
+
+
+def best_of(run: Callable[[], object], repeats: int) -> float:
+    """The fewest seconds ``run()`` took in ``repeats`` calls, each after a
+    garbage collection."""
+    best = math.inf
+    for _ in range(repeats):
+        gc.collect()
+        t0 = perf()
+        run()
+        best = min(best, perf() - t0)
+    return best
 
 
 def best_rates(

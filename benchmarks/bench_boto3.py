@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 import statistics
 import sys
 import time
@@ -57,9 +56,11 @@ from _harness import (  # noqa: E402
     Table,
     Ticker,
     Verdict,
+    best_of,
     command,
     draw_plots,
     dur,
+    fake_aws_credentials,
     loadavg,
     machine,
     merge_targets,
@@ -72,15 +73,8 @@ from _harness import (  # noqa: E402
     write_section,
 )
 
-#: Never real credentials: moto signs requests with these, sqsqueue sends unsigned.
-FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
-os.environ.update(FAKE_ENV)
+# Never real credentials: moto signs requests with fake ones, sqsqueue sends unsigned.
+fake_aws_credentials()
 
 import boto3  # noqa: E402
 
@@ -132,16 +126,14 @@ def cycle_rate(sqs: Any, name: str, cycles: int, repeats: int) -> float:
     """Messages/s of send + receive(10) + delete on an empty queue: best of ``repeats``."""
     url = sqs.create_queue(QueueName=name)["QueueUrl"]
     send, receive, delete = sqs.send_message, sqs.receive_message, sqs.delete_message
-    best = math.inf
-    for _ in range(repeats):
-        gc.collect()
-        t0 = perf()
+
+    def run() -> None:
         for _ in range(cycles):
             send(QueueUrl=url, MessageBody=BODY)
             [m] = receive(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
             delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-        best = min(best, perf() - t0)
-    return cycles / best
+
+    return cycles / best_of(run, repeats)
 
 
 def receive_latencies(

@@ -19,7 +19,6 @@ targets into its Targets table.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
@@ -39,6 +38,7 @@ sys.path.insert(0, str(HERE))
 from _harness import (  # noqa: E402
     Table,
     Verdict,
+    best_of,
     command,
     dur,
     loadavg,
@@ -85,16 +85,6 @@ def queue_floor(n: int) -> None:
     for _ in range(n):
         qq.put(BODY)
         qq.get()
-
-
-def best_of(fn: Callable[[], None], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        t0 = perf()
-        fn()
-        best = min(best, perf() - t0)
-    return best
 
 
 #: The durability levels compared, and what each peer's equivalent setting is.

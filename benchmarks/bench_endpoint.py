@@ -77,6 +77,7 @@ from _harness import (  # noqa: E402
     command,
     draw_plots,
     dur,
+    fake_aws_credentials,
     loadavg,
     machine,
     merge_targets,
@@ -88,15 +89,8 @@ from _harness import (  # noqa: E402
     write_section,
 )
 
-#: Never real credentials: boto3 signs requests with these, neither server checks.
-FAKE_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
-os.environ.update(FAKE_ENV)
+# Never real credentials: boto3 signs requests with fake ones, neither server checks.
+fake_aws_credentials()
 # werkzeug (moto's server) logs every request to stderr unless told otherwise.
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
 

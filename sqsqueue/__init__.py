@@ -27,6 +27,7 @@ from sqsqueue._message import (
 )
 from sqsqueue._metrics import QueueMetrics
 from sqsqueue._standard import Queue
+from sqsqueue._version import __version__ as __version__
 
 __all__ = [
     "BatchFailure",
@@ -54,4 +55,3 @@ __all__ = [
     "errors",
 ]
 
-__version__ = "0.1.0"

@@ -83,7 +83,7 @@ class BrokerOptions(TypedDict, total=False):
     """The keywords of ``Broker(...)`` besides ``clock`` (see ``Broker.__init__``)."""
 
     region: str
-    account_id: str
+    account_id: str | None
     random: _random.Random | None
     faults: Faults | None
     keep_history: bool
@@ -131,19 +131,24 @@ class Broker(Generic[C]):
         *,
         clock: C | None = None,
         region: str = "us-east-1",
-        account_id: str = "000000000000",
+        account_id: str | None = None,
         random: _random.Random | None = None,
         faults: Faults | None = None,
         keep_history: bool = False,
         data_dir: str | os.PathLike[str] | None = None,
         durability: str = "process",
     ) -> None:
-        """``data_dir`` makes the broker durable: its queues, messages and move
-        tasks are kept in that directory (SQLite) and restored when a broker
-        opens it again; ``durability`` is ``"process"`` (a returned call survives
-        SIGKILL) or ``"machine"`` (it also survives power loss). See
-        ``docs/guarantees.md``. Opening costs O(n log n) for n stored messages."""
+        """``account_id`` defaults to the environment variable ``MOTO_ACCOUNT_ID``
+        when set, else 123456789012 (moto's default account, so ARNs written for
+        moto name this broker's queues). ``data_dir`` makes the broker durable:
+        its queues, messages and move tasks are kept in that directory (SQLite)
+        and restored when a broker opens it again; ``durability`` is
+        ``"process"`` (a returned call survives SIGKILL) or ``"machine"`` (it
+        also survives power loss). See ``docs/guarantees.md``. Opening costs
+        O(n log n) for n stored messages."""
         _validate.instance("clock", clock, Clock, "a Clock")
+        if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
+            account_id = _validate.default_account_id()
         _validate.account_id(account_id)
         _validate.region(region)
         _validate.instance("random", random, _random.Random, "a random.Random")

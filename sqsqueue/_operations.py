@@ -110,9 +110,10 @@ class _QueueSetup(TypedDict, total=False):
     #: A seeded ``random.Random`` makes message ids and receipt handles
     #: reproducible (and so guessable: for tests).
     random: _random.Random | None
-    #: The queue's region and account (default us-east-1, 000000000000).
+    #: The queue's region and account (default us-east-1; the account is
+    #: ``MOTO_ACCOUNT_ID`` when set, else 123456789012).
     region: str
-    account_id: str
+    account_id: str | None
     #: Standalone redrive: this queue's dead-letter queue, and after how many
     #: receives a message moves there (default 10).
     dead_letter_queue: _BaseQueue | None
@@ -230,7 +231,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         self._name = _validate.queue_name(name, fifo=self.FIFO)
         clock = options.get("clock")
         region = options.get("region", "us-east-1")
-        account_id = options.get("account_id", "000000000000")
+        account_id = options.get("account_id")
         random = options.get("random")
         dead_letter_queue = options.get("dead_letter_queue")
         max_receive_count = options.get("max_receive_count")
@@ -242,6 +243,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
         self._clock: Clock = clock if clock is not None else SystemClock()
         # The ARN and URL are built from these: the Broker's rules (_broker.py).
         _validate.region(region)
+        if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
+            account_id = _validate.default_account_id()
         _validate.account_id(account_id)
         _validate.instance("random", random, _random.Random, "a random.Random")
         self._region = region

@@ -8,6 +8,7 @@ beside each one says so.
 
 from __future__ import annotations
 
+import os
 import re
 import reprlib
 from collections.abc import Mapping
@@ -481,6 +482,25 @@ def account_id(value: object) -> str:
         raise InvalidParameterValue(
             f"Value {show(value)} for parameter account_id is invalid. Reason: an "
             "AWS account id is 12 digits."
+        )
+    return value
+
+
+#: The account of a broker or queue created without one: moto's default, which
+#: tests written for moto hard-code in their ARNs and queue URLs.
+DEFAULT_ACCOUNT_ID = "123456789012"
+
+
+def default_account_id() -> str:
+    """The account to use when none is given: ``MOTO_ACCOUNT_ID`` when set (moto's
+    own setting, read at each call as moto reads it), else 123456789012. O(1)."""
+    value = os.environ.get("MOTO_ACCOUNT_ID")
+    if not value:
+        return DEFAULT_ACCOUNT_ID
+    if not re.fullmatch(r"[0-9]{12}", value):
+        raise InvalidParameterValue(
+            f"The environment variable MOTO_ACCOUNT_ID is {show(value)}: an AWS account "
+            "id is 12 digits."
         )
     return value
 

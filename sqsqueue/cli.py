@@ -1,6 +1,7 @@
 """The ``sqsqueue`` command (``python -m sqsqueue``): one subcommand per adapter.
 
 * ``sqsqueue serve``: an SQS endpoint over HTTP (:mod:`sqsqueue.server._cli`).
+* ``sqsqueue lambda``: a Lambda handler polling a queue (:mod:`sqsqueue.awslambda._cli`).
 
 Each adapter adds its subcommand with an ``add_command(subparsers)`` that sets
 the ``run`` its arguments are given to; the adapter's optional libraries are
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from sqsqueue.awslambda import _cli as lambda_cli
 from sqsqueue.server import _cli as serve_cli
 
 __all__ = ["main"]
@@ -25,6 +27,7 @@ def parser() -> argparse.ArgumentParser:
     )
     commands = top.add_subparsers(dest="command", required=True)
     serve_cli.add_command(commands)
+    lambda_cli.add_command(commands)
     return top
 
 

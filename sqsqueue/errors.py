@@ -358,7 +358,15 @@ class AccessDenied(SQSError, PermissionError):
 class StorageError(InternalError):
     """A durable broker's data directory cannot be used (HTTP 500): it is in use
     by another process, damaged, foreign, or a write failed. The message names
-    the file. Nothing in the directory was changed."""
+    the file. Nothing in the directory was changed.
+
+    sqsqueue's own error (AWS has no data directory): an internal error, but
+    named ``StorageError`` on the wire and in messages, so an HTTP client sees
+    what the Python API raises."""
+
+    code = "StorageError"
+    query_code = "StorageError"
+    wire_type = "StorageError"
 
 
 class ServiceUnavailable(SQSError, RuntimeError):

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +67,92 @@ def refused(
     assert snapshot(q) == before
     q._check()
     return info.value
+
+
+#: What the hermetic AWS tests (tests/aws, tests/moto) remove from the
+#: environment: credentials, profiles, endpoint overrides, the container and
+#: web-identity credential sources, retry settings, and moto's account.
+AWS_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_SQS",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_RETRY_MODE",
+    "AWS_MAX_ATTEMPTS",
+    "MOTO_ACCOUNT_ID",
+)
+
+
+def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credentials anywhere for this test: the :data:`AWS_ENV` variables
+    gone, config files pointing nowhere, instance metadata disabled (so
+    botocore never probes 169.254.169.254)."""
+    for var in AWS_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "missing-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def run_python(script: str, timeout: float = 120) -> str:
+    """Run ``script`` in a fresh interpreter (this environment); assert it
+    exits 0 (else show its stderr) and return its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _stderr_once_stopped(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    return proc.communicate(timeout=30)[1]
+
+
+@contextlib.contextmanager
+def sqsqueue_serve(*flags: str, env: dict[str, str], expect: str) -> Iterator[tuple[str, str]]:
+    """``python -m sqsqueue serve --port 0 *flags`` in a subprocess with
+    ``env``, stopped (SIGTERM) on exit: yields (its URL, its first line), once
+    that line is asserted to contain ``expect`` (else the assertion shows the
+    line and the server's stderr)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert expect in line, (line, _stderr_once_stopped(proc))
+        yield line.split(" at ")[1].split()[0], line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def failing_db(real: sqlite3.Connection) -> Any:
+    """``real`` (a durable broker's store connection) whose writes
+    (``executemany``) fail as a full or broken disk does; everything else
+    passes through. Assign it to ``store.db`` and put ``real`` back after."""
+
+    class Failing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def executemany(self, *args: Any) -> Any:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    return Failing()

@@ -33,16 +33,32 @@ def names_of(urls: tuple[str, ...] | list[str]) -> list[str]:
 
 
 class TestBrokerInit:
-    def test_defaults(self) -> None:
+    def test_defaults(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Section 5: QueueArn is arn:aws:sqs:<region>:<account>:<name>; the
-        broker defaults to the wall clock, us-east-1 and account 000000000000."""
+        broker defaults to the wall clock, us-east-1 and moto's default account
+        123456789012."""
+        monkeypatch.delenv("MOTO_ACCOUNT_ID", raising=False)
         b = Broker()
         assert isinstance(b.clock, SystemClock)
         assert b.region == "us-east-1"
-        assert b.account_id == "000000000000"
+        assert b.account_id == "123456789012"
         q = b.create_queue("jobs")
-        assert q.url == "https://sqs.us-east-1.amazonaws.com/000000000000/jobs"
-        assert q.arn == "arn:aws:sqs:us-east-1:000000000000:jobs"
+        assert q.url == "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"
+        assert q.arn == "arn:aws:sqs:us-east-1:123456789012:jobs"
+        assert Queue("alone").arn == "arn:aws:sqs:us-east-1:123456789012:alone"
+
+    def test_default_account_follows_moto_account_id(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """moto's MOTO_ACCOUNT_ID names the default account of brokers and
+        standalone queues created while it is set; a value that is not 12
+        digits is refused naming the variable; an account given wins."""
+        monkeypatch.setenv("MOTO_ACCOUNT_ID", "111122223333")
+        assert Broker().account_id == "111122223333"
+        assert Queue("q").arn == "arn:aws:sqs:us-east-1:111122223333:q"
+        assert FifoQueue("q.fifo").arn == "arn:aws:sqs:us-east-1:111122223333:q.fifo"
+        assert Broker(account_id="444455556666").account_id == "444455556666"
+        monkeypatch.setenv("MOTO_ACCOUNT_ID", "not-an-account")
+        with pytest.raises(errors.InvalidParameterValue, match="MOTO_ACCOUNT_ID"):
+            Broker()
 
     def test_custom_region_and_account(self, clock: ManualClock) -> None:
         """Section 5: the URL and ARN carry the broker's region and account."""

@@ -18,6 +18,7 @@ import pytest
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, _durable, errors
 from sqsqueue._durable import DB_NAME, StoredFifoQueue, StoredQueue
 from sqsqueue._message import RECORD_FIELDS, _Record, key_seq, key_time
+from tests._helpers import failing_db
 from tests._mirror import state
 
 START = 1_700_000_000.0
@@ -496,15 +497,7 @@ class TestTheDirectory:
         store = b._store
         assert store is not None
         real = store.db
-
-        class Failing:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(real, name)
-
-            def executemany(self, *args: Any) -> Any:
-                raise sqlite3.OperationalError("disk I/O error")
-
-        store.db = Failing()  # type: ignore[assignment]
+        store.db = failing_db(real)
         with pytest.raises(errors.StorageError, match="disk I/O error"):
             q.send("lost with its call")
         store.db = real  # the disk is back: the broker still refuses until reopened

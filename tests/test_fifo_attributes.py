@@ -33,7 +33,7 @@ class TestDefaults:
         true, FifoThroughputLimit perQueue (AWS-obs 2025-08-19)."""
         q = FifoQueue("orders.fifo", clock=clock)
         assert q.attributes == {
-            **new_queue_attributes("arn:aws:sqs:us-east-1:000000000000:orders.fifo"),
+            **new_queue_attributes("arn:aws:sqs:us-east-1:123456789012:orders.fifo"),
             "ContentBasedDeduplication": "false",
             "DeduplicationScope": "queue",
             "FifoQueue": "true",

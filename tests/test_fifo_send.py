@@ -205,7 +205,7 @@ class TestSequenceNumber:
     @pytest.mark.parametrize(
         "account_id",
         [
-            "000000000000",  # sqsqueue's default: twelve zeros appeared in one (issue 12 §6)
+            "000000000000",  # the endpoint's default: twelve zeros appeared in one (issue 12 §6)
             "123456789012",  # the fixtures' account
             "180000000000",  # the old numbers' leading digits
             "111111111111",

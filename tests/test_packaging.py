@@ -24,6 +24,8 @@ EXTRA_OF = {
     # The console runs inside the endpoint: what it imports (botocore, to
     # check a signature) comes with the server's extra.
     "sqsqueue.console": "server",
+    "sqsqueue.moto": "moto",
+    "sqsqueue.awslambda": "lambda",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
@@ -31,10 +33,21 @@ EXTRA_OF = {
 
 #: Imports that run only where the user already has the library, each because
 #: the library is what calls sqsqueue: the pytest plugin is loaded by pytest,
-#: and mock_sqs's aiobotocore answer is built only for an aiobotocore client.
+#: mock_sqs's aiobotocore answer is built only for an aiobotocore client, and
+#: the moto bridge (which mock_sqs imports) touches moto only when moto's own
+#: modules are imported (its patches run then) or call it (its backend).
+#: ``serve --with-moto`` imports moto's server only after checking it is
+#: installed, and ``sqsqueue.testing.mock_aws`` (moto's mock_aws with
+#: sqsqueue's SQS) imports moto when it is made; both name the extras to
+#: install otherwise (tests/moto).
 PRESENT_WHEN_USED = {
+    "sqsqueue.testing._mock": {"moto"},
+    "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
     "sqsqueue.testing._hooks": {"aiobotocore"},
+    "sqsqueue.moto._backend": {"moto"},
+    "sqsqueue.moto._delivery": {"moto"},
+    "sqsqueue.moto._lambda": {"moto"},
 }
 
 

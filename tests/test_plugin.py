@@ -1,6 +1,6 @@
 """The pytest plugin (``sqsqueue.testing.plugin``), used the way a user would:
 installed through the ``pytest11`` entry point and run in a separate pytest
-process (``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures; sections 1.5
+process (``sqsqueue_clock``, ``sqsqueue_broker`` and ``sqsqueue_client`` fixtures; sections 1.5
 and 8 of docs/aws-behaviour.md for what the boto3 flow must show).
 """
 
@@ -21,65 +21,65 @@ USER_TESTS = textwrap.dedent(
     from sqsqueue import Broker, ManualClock, Queue
 
 
-    def test_clock_is_manual(sqs_clock):
-        assert isinstance(sqs_clock, ManualClock)
-        assert sqs_clock.now() == 1_700_000_000.0
-        sqs_clock.advance(5)
-        assert sqs_clock.now() == 1_700_000_005.0
+    def test_clock_is_manual(sqsqueue_clock):
+        assert isinstance(sqsqueue_clock, ManualClock)
+        assert sqsqueue_clock.now() == 1_700_000_000.0
+        sqsqueue_clock.advance(5)
+        assert sqsqueue_clock.now() == 1_700_000_005.0
 
 
-    def test_broker_uses_the_clock(sqs_broker, sqs_clock):
-        assert isinstance(sqs_broker, Broker)
-        assert sqs_broker.clock is sqs_clock
-        assert sqs_broker.account_id == "123456789012"
-        assert sqs_broker.region == "us-east-1"
-        q = sqs_broker.create_queue("direct", visibility_timeout=10)
+    def test_broker_uses_the_clock(sqsqueue_broker, sqsqueue_clock):
+        assert isinstance(sqsqueue_broker, Broker)
+        assert sqsqueue_broker.clock is sqsqueue_clock
+        assert sqsqueue_broker.account_id == "123456789012"
+        assert sqsqueue_broker.region == "us-east-1"
+        q = sqsqueue_broker.create_queue("direct", visibility_timeout=10)
         assert isinstance(q, Queue)
         q.send("x")
         [m] = q.receive()
-        sqs_clock.advance(10)
+        sqsqueue_clock.advance(10)
         [again] = q.receive()
         assert again.message_id == m.message_id
         assert [e.event for e in q.history(m.message_id)] == ["sent", "received", "received"]
 
 
-    def test_boto3_flow(sqs_client, sqs_broker, sqs_clock):
-        url = sqs_client.create_queue(
+    def test_boto3_flow(sqsqueue_client, sqsqueue_broker, sqsqueue_clock):
+        url = sqsqueue_client.create_queue(
             QueueName="jobs", Attributes={"VisibilityTimeout": "30"}
         )["QueueUrl"]
         assert url == "https://sqs.us-east-1.amazonaws.com/123456789012/jobs"
-        assert "jobs" in sqs_broker
-        sent = sqs_client.send_message(QueueUrl=url, MessageBody="hello")
-        first = sqs_client.receive_message(
+        assert "jobs" in sqsqueue_broker
+        sent = sqsqueue_client.send_message(QueueUrl=url, MessageBody="hello")
+        first = sqsqueue_client.receive_message(
             QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"]
         )["Messages"]
         assert [m["Body"] for m in first] == ["hello"]
         assert first[0]["MessageId"] == sent["MessageId"]
         assert first[0]["Attributes"]["ApproximateReceiveCount"] == "1"
         # In flight: nothing to receive until the visibility timeout passes.
-        assert "Messages" not in sqs_client.receive_message(QueueUrl=url)
-        sqs_clock.advance(29)
-        assert "Messages" not in sqs_client.receive_message(QueueUrl=url)
-        sqs_clock.advance(1)
-        second = sqs_client.receive_message(
+        assert "Messages" not in sqsqueue_client.receive_message(QueueUrl=url)
+        sqsqueue_clock.advance(29)
+        assert "Messages" not in sqsqueue_client.receive_message(QueueUrl=url)
+        sqsqueue_clock.advance(1)
+        second = sqsqueue_client.receive_message(
             QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"]
         )["Messages"]
         assert [m["MessageId"] for m in second] == [sent["MessageId"]]
         assert second[0]["Attributes"]["ApproximateReceiveCount"] == "2"
-        sqs_client.delete_message(QueueUrl=url, ReceiptHandle=second[0]["ReceiptHandle"])
-        assert len(sqs_broker.get_queue(url)) == 0
+        sqsqueue_client.delete_message(QueueUrl=url, ReceiptHandle=second[0]["ReceiptHandle"])
+        assert len(sqsqueue_broker.get_queue(url)) == 0
 
 
-    def test_each_test_gets_a_fresh_broker(sqs_client, sqs_broker):
-        assert sqs_client.list_queues().get("QueueUrls", []) == []
-        assert len(sqs_broker) == 0
+    def test_each_test_gets_a_fresh_broker(sqsqueue_client, sqsqueue_broker):
+        assert sqsqueue_client.list_queues().get("QueueUrls", []) == []
+        assert len(sqsqueue_broker) == 0
 
 
-    def test_client_errors_are_botocore_errors(sqs_client):
+    def test_client_errors_are_botocore_errors(sqsqueue_client):
         import pytest
 
-        with pytest.raises(sqs_client.exceptions.QueueDoesNotExist):
-            sqs_client.get_queue_url(QueueName="missing")
+        with pytest.raises(sqsqueue_client.exceptions.QueueDoesNotExist):
+            sqsqueue_client.get_queue_url(QueueName="missing")
     '''
 )
 
@@ -109,13 +109,13 @@ def test_state_does_not_leak_between_tests(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_leak=textwrap.dedent(
             """
-            def test_a(sqs_broker, sqs_clock):
-                sqs_broker.create_queue("a")
-                sqs_clock.advance(3600)
+            def test_a(sqsqueue_broker, sqsqueue_clock):
+                sqsqueue_broker.create_queue("a")
+                sqsqueue_clock.advance(3600)
 
-            def test_b(sqs_broker, sqs_clock):
-                assert "a" not in sqs_broker
-                assert sqs_clock.now() == 1_700_000_000.0
+            def test_b(sqsqueue_broker, sqsqueue_clock):
+                assert "a" not in sqsqueue_broker
+                assert sqsqueue_clock.now() == 1_700_000_000.0
             """
         )
     )
@@ -165,7 +165,7 @@ def test_a_module_level_client_cannot_reach_aws(
 ) -> None:
     """Issue 12: application code that makes ``boto3.client("sqs")`` at import
     time, imported by a test module that never imports sqsqueue, is served by
-    the ``sqs_client`` fixture's broker: the plugin registered the hooks before
+    the ``sqsqueue_client`` fixture's broker: the plugin registered the hooks before
     the client existed. A proxy on a closed port makes any escape fail loudly."""
     pytester.makepyfile(
         app=textwrap.dedent(
@@ -186,9 +186,9 @@ def test_a_module_level_client_cannot_reach_aws(
             """
             import app
 
-            def test_enqueue(sqs_client, sqs_broker):
+            def test_enqueue(sqsqueue_client, sqsqueue_broker):
                 message_id = app.enqueue("hello")
-                [m] = sqs_broker.get_queue("app").receive()
+                [m] = sqsqueue_broker.get_queue("app").receive()
                 assert (m.message_id, m.body) == (message_id, "hello")
             """
         ),
@@ -229,3 +229,64 @@ def test_importing_the_engine_or_the_endpoint_registers_nothing(module: str) -> 
         "assert botocore.handlers.BUILTIN_HANDLERS == before"
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_another_plugins_sqs_fixtures_keep_their_place(pytester: pytest.Pytester) -> None:
+    """Installing sqsqueue changes no other test suite: a plugin (here a local
+    one, loaded like any installed plugin) that provides ``sqs_client``,
+    ``sqs_broker`` and ``sqs_clock`` still serves them, and its tests get its
+    objects, not sqsqueue's; sqsqueue's own fixtures carry the ``sqsqueue_``
+    prefix and are there too."""
+    pytester.makepyfile(
+        other_plugin=textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.fixture
+            def sqs_client():
+                return "the other plugin's client"
+
+            @pytest.fixture
+            def sqs_broker():
+                return "the other plugin's broker"
+
+            @pytest.fixture
+            def sqs_clock():
+                return "the other plugin's clock"
+            """
+        ),
+        test_other=textwrap.dedent(
+            """
+            import sqsqueue
+
+            def test_theirs(sqs_client, sqs_broker, sqs_clock):
+                assert sqs_client == "the other plugin's client"
+                assert sqs_broker == "the other plugin's broker"
+                assert sqs_clock == "the other plugin's clock"
+
+            def test_ours_beside_them(sqsqueue_broker, sqsqueue_clock):
+                assert isinstance(sqsqueue_broker, sqsqueue.Broker)
+                assert sqsqueue_broker.clock is sqsqueue_clock
+            """
+        ),
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "other_plugin")
+    result.assert_outcomes(passed=2)
+
+
+def test_the_plugin_defines_only_prefixed_fixtures() -> None:
+    """Every fixture the plugin defines starts with ``sqsqueue_``."""
+    from sqsqueue.testing import plugin
+
+    names = [
+        name
+        for name, value in vars(plugin).items()
+        if hasattr(value, "_fixture_function_marker")
+        or type(value).__name__ == "FixtureFunctionDefinition"
+    ]
+    assert sorted(names) == [
+        "sqsqueue_broker",
+        "sqsqueue_client",
+        "sqsqueue_clock",
+        "sqsqueue_endpoint_url",
+    ]

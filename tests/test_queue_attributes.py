@@ -13,7 +13,7 @@ from tests._helpers import new_queue_attributes
 START = 1_700_000_000.0
 
 #: GetQueueAttributes(All) of a new standard queue (section 2.1, AWS-observed).
-DEFAULTS = new_queue_attributes("arn:aws:sqs:us-east-1:000000000000:jobs")
+DEFAULTS = new_queue_attributes("arn:aws:sqs:us-east-1:123456789012:jobs")
 
 
 class TestGetAttributes:
@@ -38,7 +38,7 @@ class TestGetAttributes:
         """Section 2.1: only the named attributes are returned."""
         assert queue.get_attributes(["VisibilityTimeout", "QueueArn"]) == {
             "VisibilityTimeout": "30",
-            "QueueArn": "arn:aws:sqs:us-east-1:000000000000:jobs",
+            "QueueArn": "arn:aws:sqs:us-east-1:123456789012:jobs",
         }
 
     def test_all_with_other_names(self, queue: Queue) -> None:
@@ -130,9 +130,9 @@ class TestSetAttributes:
             "Statement": [
                 {
                     "Effect": "Allow",
-                    "Principal": {"AWS": "arn:aws:iam::000000000000:root"},
+                    "Principal": {"AWS": "arn:aws:iam::123456789012:root"},
                     "Action": "SQS:SendMessage",
-                    "Resource": "arn:aws:sqs:us-east-1:000000000000:jobs",
+                    "Resource": "arn:aws:sqs:us-east-1:123456789012:jobs",
                 }
             ],
         }

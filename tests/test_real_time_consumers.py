@@ -308,16 +308,16 @@ class TestAsyncio:
 
 
 def test_boto3_consumer_thread_under_the_fixture_clock(
-    sqs_client: Any, sqs_broker: Broker[ManualClock]
+    sqsqueue_client: Any, sqsqueue_broker: Broker[ManualClock]
 ) -> None:
     """The pytest fixtures follow the same rule: a boto3 consumer in a thread
     gets what the test sends, and the fixture clock stays where the test put it."""
-    url = sqs_client.create_queue(QueueName="jobs")["QueueUrl"]
+    url = sqsqueue_client.create_queue(QueueName="jobs")["QueueUrl"]
     got: list[str] = []
 
     def consume() -> None:
         while not got:
-            for m in sqs_client.receive_message(QueueUrl=url, WaitTimeSeconds=20).get(
+            for m in sqsqueue_client.receive_message(QueueUrl=url, WaitTimeSeconds=20).get(
                 "Messages", []
             ):
                 got.append(m["Body"])
@@ -325,8 +325,8 @@ def test_boto3_consumer_thread_under_the_fixture_clock(
     worker = threading.Thread(target=consume, daemon=True)
     worker.start()
     time.sleep(0.05)
-    sqs_client.send_message(QueueUrl=url, MessageBody="hi")
+    sqsqueue_client.send_message(QueueUrl=url, MessageBody="hi")
     worker.join(timeout=5)
     assert not worker.is_alive()
     assert got == ["hi"]
-    assert sqs_broker.clock.now() == START
+    assert sqsqueue_broker.clock.now() == START

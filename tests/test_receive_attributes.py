@@ -30,7 +30,7 @@ class TestSystemAttributes:
         clock.advance(2.5)
         [m] = queue.receive(attribute_names=["All"])
         assert m.attributes == {
-            "SenderId": "000000000000",
+            "SenderId": "123456789012",
             "SentTimestamp": START_MS,
             "ApproximateReceiveCount": "1",
             "ApproximateFirstReceiveTimestamp": "1700000002500",
@@ -65,7 +65,7 @@ class TestSystemAttributes:
         queue.send("a", sender_id="AIDAIO23YVJENQZJOL4VO")
         queue.send("b")
         got = {m.body: m.attributes["SenderId"] for m in queue.receive(10)}
-        assert got == {"a": "AIDAIO23YVJENQZJOL4VO", "b": "000000000000"}
+        assert got == {"a": "AIDAIO23YVJENQZJOL4VO", "b": "123456789012"}
 
     def test_trace_header(self, queue: Queue) -> None:
         """Section 6: AWSTraceHeader is returned only when it was supplied."""

@@ -730,6 +730,13 @@ ALLOWED: dict[tuple[str, str], str] = {
         "builds the code -> exception class table from the module's own classes at "
         "import time; no user data involved"
     ),
+    ("_imports.py", "import importlib.abc"): (
+        "sqsqueue.moto's import hook: patches three named moto modules after moto's "
+        "own loader ran them; it loads nothing else and sees no user data"
+    ),
+    ("_imports.py", "import importlib.machinery"): (
+        "the same hook finds moto's own files with the standard PathFinder"
+    ),
 }
 
 
@@ -779,6 +786,10 @@ REVIEWED_DYNAMIC = {
     # Client.call: the operation name is checked against OPERATIONS (the 23 SQS
     # operations) before getattr(self, snake_case(name)) picks the method.
     "_client.py",
+    # mock_sqs's class decorator: setattr(klass, name, wrapper) on the names of
+    # the decorated class's own test methods (dir(klass), "test*") and on a fixed
+    # tuple of hook names; nothing comes from a request.
+    "_mock.py",
 }
 
 

@@ -26,20 +26,25 @@ USER_CODE = textwrap.dedent(
 )
 
 
-def test_broker_keeps_its_clock_type(tmp_path: Path) -> None:
-    """``Broker`` is generic over its clock: a ManualClock broker's clock has
-    ``advance``; a default broker's clock is a SystemClock."""
-    user = tmp_path / "user.py"
-    user.write_text(USER_CODE, encoding="utf-8")
+def mypy_strict(code: str, where: Path) -> str:
+    """What ``mypy --strict`` prints for ``code``, a user's module."""
+    user = where / "user.py"
+    user.write_text(code, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
         capture_output=True,
         text=True,
         check=False,
         timeout=300,
-        cwd=tmp_path,
+        cwd=where,
     )
-    out = result.stdout
+    return result.stdout
+
+
+def test_broker_keeps_its_clock_type(tmp_path: Path) -> None:
+    """``Broker`` is generic over its clock: a ManualClock broker's clock has
+    ``advance``; a default broker's clock is a SystemClock."""
+    out = mypy_strict(USER_CODE, tmp_path)
     assert 'Revealed type is "sqsqueue._clock.ManualClock"' in out, out
     assert 'Revealed type is "sqsqueue._clock.SystemClock"' in out, out
     assert "error" not in out.replace("Revealed type", ""), out
@@ -64,19 +69,10 @@ QUEUE_CODE = textwrap.dedent(
 def test_queue_keywords_are_typed(tmp_path: Path) -> None:
     """``Queue(name, **options)`` and ``FifoQueue``'s keywords are TypedDicts
     (``_operations.QueueOptions``): mypy checks each keyword and its type."""
-    user = tmp_path / "user.py"
-    user.write_text(QUEUE_CODE, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-        cwd=tmp_path,
-    )
-    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    out = mypy_strict(QUEUE_CODE, tmp_path)
+    errors = [line for line in out.splitlines() if ": error:" in line]
     wanted = [str(i) for i, line in enumerate(QUEUE_CODE.splitlines(), 1) if "# error" in line]
-    assert [line.split(":")[1] for line in errors] == wanted, result.stdout
+    assert [line.split(":")[1] for line in errors] == wanted, out
     assert '"visibility_timeout"' in errors[0] and '"str"' in errors[0], errors[0]
     assert '"content_based_deduplication"' in errors[1], errors[1]
     assert '"visibility_timeot"' in errors[2], errors[2]

@@ -56,6 +56,15 @@ class MissingAction(TransportError, ValueError):
     default_message = "The request must contain the parameter Action."
 
 
+class UnknownOperation(TransportError, ValueError):
+    """A GET on a queue URL that names no ``Action``: AWS answers 404
+    ``UnknownOperationException`` (recorded). The message is UNCONFIRMED."""
+
+    code = query_code = wire_type = "UnknownOperationException"
+    http_status = 404
+    default_message = "The request names no operation."
+
+
 class NoSuchVersion(TransportError, ValueError):
     """A query-protocol request naming an API version other than 2012-11-05.
     SQS API Reference, Common Errors (API versions 2007-05-01 to 2011-10-01):

@@ -31,16 +31,31 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
 from sqsqueue.aws._client import OPERATIONS
-from sqsqueue.aws._errors import MalformedQueryString, MissingAction, NoSuchVersion
+from sqsqueue.aws._errors import (
+    MalformedQueryString,
+    MissingAction,
+    NoSuchVersion,
+    UnknownOperation,
+)
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, QueueDoesNotExist, SQSError
 
-__all__ = ["API_VERSION", "CONTENT_TYPE", "XMLNS", "decode", "encode", "encode_error", "shapes"]
+__all__ = [
+    "API_VERSION",
+    "CONTENT_TYPE",
+    "XMLNS",
+    "decode",
+    "encode",
+    "encode_error",
+    "encode_json",
+    "shapes",
+]
 
 #: The one API version of the query protocol sqsqueue speaks (``Version``).
 API_VERSION = "2012-11-05"
@@ -51,6 +66,10 @@ CONTENT_TYPE = "text/xml"
 _ENVELOPE = re.compile(r"Action|Version|AWSAccessKeyId|Signature\w*|Timestamp|Expires|X-Amz-.*")
 #: The query protocol's message for an unknown queue (section 1.4).
 _NO_QUEUE = "The specified queue does not exist for this wsdl version."
+#: Actions on the service, not on a queue: sent to a queue URL, AWS answers
+#: InvalidAction (recorded for these two; the other queue-less actions are
+#: UNCONFIRMED and still served there).
+_SERVICE_ACTIONS = frozenset({"CreateQueue", "ListQueues"})
 _BATCHES = frozenset(
     {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
 )
@@ -192,21 +211,27 @@ def _value(shape_name: str, node: Any, where: str) -> Any:
 
 
 def decode(
-    form: Sequence[tuple[str, str]], path: str, endpoint_url: str
+    form: Sequence[tuple[str, str]], path: str, endpoint_url: str, method: str = "POST"
 ) -> tuple[str, dict[str, Any]]:
     """(operation, params) of a query request, ``form`` being its decoded pairs
     (query string, then body). A queue URL path (``/<account>/<name>``) is the
     request's QueueUrl unless it names one. A ``Version`` other than
-    2012-11-05 is NoSuchVersion; none at all is taken as 2012-11-05."""
+    2012-11-05 is NoSuchVersion; none at all is taken as 2012-11-05. As AWS
+    answers: a GET on a queue URL without ``Action`` is 404
+    UnknownOperationException, and CreateQueue or ListQueues sent to a queue
+    URL is InvalidAction."""
     action = version = None
     for key, value in form:
         if key == "Action":
             action = value
         elif key == "Version":
             version = value
+    on_queue = bool(path.strip("/"))
     if not action:
+        if method == "GET" and on_queue:
+            raise UnknownOperation()
         raise MissingAction()
-    if action not in OPERATIONS:
+    if action not in OPERATIONS or (on_queue and action in _SERVICE_ACTIONS):
         raise InvalidAction(f"The action {action} is not valid for this endpoint.")
     # No Version is taken as 2012-11-05: kombu's asynchronous SQS transport
     # (its query path, used with botocore before 1.34.90) never sends one, and
@@ -280,14 +305,61 @@ def encode(
     op = operations[operation]
     out = [f'<?xml version="1.0"?><{operation}Response xmlns="{XMLNS}">']
     if "output" in op:
-        out.append(f"<{operation}Result>")
-        _xml(op["output"]["shape"], result, out)
-        out.append(f"</{operation}Result>")
+        inner: list[str] = []
+        _xml(op["output"]["shape"], result, inner)
+        if inner:
+            out.extend([f"<{operation}Result>", *inner, f"</{operation}Result>"])
+        else:  # AWS writes an empty result self-closed: <ReceiveMessageResult/>
+            out.append(f"<{operation}Result/>")
     out.append(
         f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata>"
         f"</{operation}Response>"
     )
     return 200, _headers(request_id), "".join(out).encode("utf-8")
+
+
+def _json_value(shape_name: str, value: Any) -> Any:
+    """A result value as AWS's JSON answer to a query request writes it: every
+    member of a structure (null when absent), a list member named in
+    lowerCamelCase (``messages``, ``queueUrls``), maps as objects, blobs in
+    base64."""
+    _, table = shapes()
+    shape = table[shape_name]
+    kind = shape["type"]
+    if value is None:
+        return None
+    if kind == "structure":
+        out: dict[str, Any] = {}
+        for member, ref in shape["members"].items():
+            name = member
+            if table[ref["shape"]]["type"] == "list":
+                name = member[0].lower() + member[1:]
+            out[name] = _json_value(ref["shape"], value.get(member))
+        return out
+    if kind == "list":
+        return [_json_value(shape["member"]["shape"], v) for v in value]
+    if kind == "map":
+        return {k: _json_value(shape["value"]["shape"], v) for k, v in value.items()}
+    if kind == "blob":
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return value
+
+
+def encode_json(
+    operation: str, result: Mapping[str, Any], request_id: str
+) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer to a query request sent with ``Accept: application/json``,
+    as AWS writes it: ``{"<Op>Response": {"<Op>Result": {...},
+    "ResponseMetadata": {"RequestId": ...}}}`` (for ReceiveMessage,
+    ``ReceiveMessageResult.messages``, null when there is none)."""
+    operations, _ = shapes()
+    op = operations[operation]
+    answer: dict[str, Any] = {}
+    if "output" in op:
+        answer[f"{operation}Result"] = _json_value(op["output"]["shape"], result)
+    answer["ResponseMetadata"] = {"RequestId": request_id}
+    body = json.dumps({f"{operation}Response": answer}).encode("utf-8")
+    return 200, {"x-amzn-RequestId": request_id, "Content-Type": "application/json"}, body
 
 
 def encode_error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:

@@ -151,14 +151,22 @@ def decode(
     if operation not in OPERATIONS:
         raise InvalidAction(f"The action {operation} is not valid for this endpoint.")
     params = _parse(operation, body)
+    add_trace_header(operation, params, headers)
+    return operation, params
+
+
+def add_trace_header(
+    operation: str, params: dict[str, Any], headers: Mapping[str, str] | None
+) -> None:
+    """An ``X-Amzn-Trace-Id`` header on SendMessage is stored as the message's
+    AWSTraceHeader unless the request names one (AWS-obs, 2.1), in either
+    protocol. O(headers)."""
     # HTTP header names are case-insensitive (x-amzn-trace-id is the same header).
     trace = next((v for k, v in (headers or {}).items() if k.lower() == "x-amzn-trace-id"), None)
     if operation == "SendMessage" and trace and "MessageSystemAttributes" not in params:
-        # An X-Amzn-Trace-Id header is stored as AWSTraceHeader (AWS-obs, 2.1).
         params["MessageSystemAttributes"] = {
             "AWSTraceHeader": {"DataType": "String", "StringValue": trace}
         }
-    return operation, params
 
 
 def encode(result: Mapping[str, Any], request_id: str) -> tuple[int, dict[str, str], bytes]:

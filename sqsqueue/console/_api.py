@@ -16,11 +16,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import sqsqueue
 from sqsqueue._clock import ManualClock
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import MessageInfo
 from sqsqueue._standard import Queue
+from sqsqueue._version import __version__
 from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.errors import InvalidParameterValue, SQSError
 
@@ -148,7 +148,7 @@ class Api:
         clock = broker.clock
         return 200, {
             "status": "up",
-            "version": sqsqueue.__version__,
+            "version": __version__,
             "region": broker.region,
             "account_id": broker.account_id,
             "durable": broker.data_dir is not None,

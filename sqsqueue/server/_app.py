@@ -1,7 +1,7 @@
 """An SQS endpoint over HTTP: every SQS client reaches a :class:`~sqsqueue.Broker`.
 
 ``python -m sqsqueue serve`` (or ``sqsqueue serve``, :mod:`._cli`), :meth:`Broker.serve
-<sqsqueue.Broker.serve>` and the ``sqs_endpoint_url`` pytest fixture all serve
+<sqsqueue.Broker.serve>` and the ``sqsqueue_endpoint_url`` pytest fixture all serve
 :class:`Endpoint`, an ASGI application, with uvicorn (extra
 ``sqsqueue[server]``, :mod:`._run`). The application is a transport and nothing more: it
 reads a request, hands the bytes to a protocol codec and the codec's
@@ -292,9 +292,13 @@ class Endpoint:
         form = _form(scope.get("query_string", b""))
         if method == "POST" and body:
             form += _form(body)
-        operation, params = _query.decode(form, scope.get("path", "/"), endpoint_url)
+        operation, params = _query.decode(form, scope.get("path", "/"), endpoint_url, method)
+        _wire.add_trace_header(operation, params, headers)
         scope["sqsqueue.call"] = (operation, params)  # for the access log
         result = await self._call(client, operation, params)
+        accept = headers.get("accept", "").split(",")[0].split(";")[0].strip().lower()
+        if accept == "application/json":  # what API Gateway's SQS integrations ask for
+            return _query.encode_json(operation, result, request_id)
         return _query.encode(operation, result, request_id)
 
     async def _call(self, client: Client, operation: str, params: dict[str, Any]) -> dict[str, Any]:

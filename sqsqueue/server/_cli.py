@@ -6,22 +6,26 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from sqsqueue import _validate
 from sqsqueue._broker import Broker
 from sqsqueue.errors import SQSError
 from sqsqueue.server._app import DEFAULT_PORT, Endpoint
 from sqsqueue.server._credentials import load_credentials
+from sqsqueue.server._moto import check_moto
 from sqsqueue.server._run import (
     IDLE_TIMEOUT,
     EndpointHandle,
     attach_console,
     bind,
     refuse_open,
+    serve_with_moto,
     uvicorn_server,
 )
 
@@ -69,7 +73,15 @@ def add_command(commands: Any) -> None:
     serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
     serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
     serve_cmd.add_argument(
-        "--account-id", default="000000000000", help="the broker's account id (12 digits)"
+        "--account-id",
+        help="the broker's account id, 12 digits (000000000000; with --with-moto, moto's: "
+        "MOTO_ACCOUNT_ID, else 123456789012)",
+    )
+    serve_cmd.add_argument(
+        "--with-moto",
+        action="store_true",
+        help="also serve every other AWS service on the same port through moto's server, "
+        "its SNS, S3, EventBridge... delivering into these queues (needs moto[server])",
     )
     serve_cmd.add_argument(
         "--credentials",
@@ -140,16 +152,27 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("sqsqueue serve needs uvicorn: pip install 'sqsqueue[server]'", file=sys.stderr)
         return 2
+    if args.with_moto:
+        try:
+            check_moto()
+        except ImportError as exc:
+            print(f"sqsqueue serve: {exc}", file=sys.stderr)
+            return 2
     try:
         credentials = load_credentials(args.credentials) if args.credentials else None
+        account = args.account_id
+        if account is None:
+            # LocalStack's and ElasticMQ's account; with moto, moto's (its other
+            # services answer in it).
+            account = _validate.default_account_id() if args.with_moto else "000000000000"
+        refuse_open(args.host, credentials, args.allow_anonymous, args.with_moto)
         options: dict[str, Any] = {
             "region": args.region,
-            "account_id": args.account_id,
+            "account_id": account,
             "data_dir": args.data_dir,
             "durability": args.durability,
         }
         broker = Broker.from_config(args.config, **options) if args.config else Broker(**options)
-        refuse_open(args.host, credentials, args.allow_anonymous)
         endpoint = Endpoint(broker, credentials=credentials)
         attach_console(
             endpoint,
@@ -163,7 +186,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"sqsqueue serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level, format="%(levelname)s %(name)s: %(message)s")
-    handle = EndpointHandle(uvicorn_server(endpoint, args.idle_timeout), endpoint, sock, args.host)
+    if args.with_moto:
+        # moto's own clients (Step Functions' SQS tasks, ...) call moto's port.
+        os.environ["MOTO_PORT"] = str(sock.getsockname()[1])
+        handle = serve_with_moto(broker, endpoint, sock, args.host, args.idle_timeout)
+    else:
+        handle = EndpointHandle(
+            uvicorn_server(endpoint, args.idle_timeout), endpoint, sock, args.host
+        )
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -174,8 +204,9 @@ def run(args: argparse.Namespace) -> int:
     handle.start()
     auth = "Signature V4 required" if credentials else "no authentication"
     kept = f"kept in {broker.data_dir}" if broker.data_dir else "in memory"
+    what = "SQS, and every other AWS service through moto," if args.with_moto else "SQS"
     print(
-        f"sqsqueue: serving SQS at {handle.endpoint_url} (region {broker.region}, "
+        f"sqsqueue: serving {what} at {handle.endpoint_url} (region {broker.region}, "
         f"account {broker.account_id}, {auth}, {kept}); Ctrl-C stops",
         flush=True,
     )

@@ -20,6 +20,7 @@ from sqsqueue.console import CONSOLE_PATH, Console
 from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.server._app import MAX_HEADER_BYTES, Endpoint, is_loopback
 from sqsqueue.server._credentials import Credentials
+from sqsqueue.server._moto import MotoRouter, check_moto, provider
 
 __all__ = [
     "IDLE_TIMEOUT",
@@ -43,7 +44,7 @@ SHUTDOWN_GRACE = 3
 NEEDS_EXTRA = "serving needs uvicorn: pip install 'sqsqueue[server]'"
 
 
-def uvicorn_server(endpoint: Endpoint, idle_timeout: float) -> Any:
+def uvicorn_server(endpoint: Endpoint | MotoRouter, idle_timeout: float) -> Any:
     """uvicorn's server for ``endpoint``; ImportError naming the extra when
     uvicorn is not installed."""
     try:
@@ -97,7 +98,15 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def refuse_open(host: str, credentials: object, allow_anonymous: bool) -> None:
+def refuse_open(
+    host: str, credentials: object, allow_anonymous: bool, with_moto: bool = False
+) -> None:
+    if with_moto and not allow_anonymous and not is_loopback(host):
+        raise PermissionError(
+            f"refusing to serve moto's services on {host}: moto checks no credentials, so "
+            "anyone who can reach that address could use them; serve on a loopback "
+            "address, or --allow-anonymous (allow_anonymous=True) if the network is yours."
+        )
     if credentials is None and not allow_anonymous and not is_loopback(host):
         raise PermissionError(
             f"refusing to serve on {host} without credentials: anyone who can reach that "
@@ -138,9 +147,13 @@ def attach_console(
 class EndpointHandle(ServedEndpoint):
     """A running endpoint: ``.endpoint_url``, ``.close()``, a context manager."""
 
-    def __init__(self, server: Any, endpoint: Endpoint, sock: socket.socket, host: str) -> None:
+    def __init__(
+        self, server: Any, endpoint: Endpoint | MotoRouter, sock: socket.socket, host: str
+    ) -> None:
         self._server = server
         self.endpoint = endpoint
+        #: Run once the server stopped (serving with moto ends the bridge).
+        self.on_close: list[Any] = []
         self._socket = sock
         port = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
@@ -150,8 +163,9 @@ class EndpointHandle(ServedEndpoint):
         #: The web console's page (when the endpoint serves it).
         self.console_url: str = f"{self.endpoint_url}{CONSOLE_PATH}"
         endpoint.default_endpoint_url = self.endpoint_url
-        if endpoint.console is not None:
-            endpoint.console.endpoint_url = self.endpoint_url
+        sqs = endpoint.endpoint if isinstance(endpoint, MotoRouter) else endpoint
+        if sqs.console is not None:
+            sqs.console.endpoint_url = self.endpoint_url
         self._thread = threading.Thread(
             target=self._run, name=f"sqsqueue-endpoint-{port}", daemon=True
         )
@@ -185,6 +199,8 @@ class EndpointHandle(ServedEndpoint):
             self._thread.join(timeout)
         with contextlib.suppress(OSError):
             self._socket.close()
+        while self.on_close:
+            self.on_close.pop()()
 
     def __enter__(self) -> EndpointHandle:
         return self
@@ -220,6 +236,7 @@ def serve(
     credentials: Credentials | None = None,
     allow_anonymous: bool = False,
     idle_timeout: float = IDLE_TIMEOUT,
+    with_moto: bool = False,
     console: bool | None = None,
     allow_reset: bool = False,
 ) -> EndpointHandle:
@@ -231,13 +248,19 @@ def serve(
     default on a loopback address or with credentials), the web console at
     ``handle.console_url`` (``docs/console.md``).
 
-    Raises ``PermissionError`` for a non-loopback ``host`` without
-    ``credentials`` (unless ``allow_anonymous``), ``ValueError`` for a port
-    outside 0..65535 or an ``idle_timeout`` not above 0, and ``OSError`` when
-    the address cannot be bound.
+    ``with_moto`` serves every other AWS service on the same port through
+    moto's server, its services delivering into ``broker``
+    (:mod:`sqsqueue.server._moto`; needs ``moto[server]``, loopback only unless
+    ``allow_anonymous``). Raises ``PermissionError`` for a non-loopback
+    ``host`` without ``credentials`` (unless ``allow_anonymous``),
+    ``ValueError`` for a port outside 0..65535 or an ``idle_timeout`` not
+    above 0, ``ImportError`` naming the extras when ``with_moto`` lacks moto,
+    and ``OSError`` when the address cannot be bound.
     """
     check_serve_options(port, idle_timeout)
-    refuse_open(host, credentials, allow_anonymous)
+    refuse_open(host, credentials, allow_anonymous, with_moto)
+    if with_moto:
+        check_moto()
     endpoint = Endpoint(broker, credentials=credentials)
     attach_console(
         endpoint,
@@ -247,4 +270,21 @@ def serve(
         allow_reset=allow_reset,
     )
     sock = bind(host, port)
-    return EndpointHandle(uvicorn_server(endpoint, idle_timeout), endpoint, sock, host).start()
+    if not with_moto:
+        return EndpointHandle(uvicorn_server(endpoint, idle_timeout), endpoint, sock, host).start()
+    return serve_with_moto(broker, endpoint, sock, host, idle_timeout).start()
+
+
+def serve_with_moto(
+    broker: BrokerAPI, endpoint: Endpoint, sock: socket.socket, host: str, idle_timeout: float
+) -> EndpointHandle:
+    """The handle of ``endpoint`` behind a :class:`MotoRouter`, the moto bridge
+    serving ``broker`` until the handle closes."""
+    from sqsqueue import moto as bridge
+
+    router = MotoRouter(endpoint)
+    handle = EndpointHandle(uvicorn_server(router, idle_timeout), router, sock, host)
+    served = provider(broker)
+    bridge.activate(served)
+    handle.on_close.append(lambda: bridge.deactivate(served))
+    return handle

@@ -1,6 +1,8 @@
 """Testing toolkit: ``mock_sqs``, a pytest plugin, hypothesis strategies and a
 reusable state machine for checking your own consumers.
 
+* :func:`mock_aws` is moto's ``mock_aws`` with sqsqueue's SQS (needs
+  ``sqsqueue[moto]``): a moto suite moves over by changing its import.
 * :func:`mock_sqs` routes boto3 and aiobotocore SQS calls to a
   :class:`~sqsqueue.Broker` (needs ``sqsqueue[aws]``); an aiobotocore long
   poll awaits the engine without blocking the event loop. Importing this
@@ -9,27 +11,39 @@ reusable state machine for checking your own consumers.
   pytest plugin imports it when pytest starts. The handlers pass every request
   through while no mock is active. Nothing else in sqsqueue registers them.
 * The pytest plugin (:mod:`sqsqueue.testing.plugin`, auto-registered)
-  provides ``sqs_clock``, ``sqs_broker`` and ``sqs_client`` fixtures.
+  provides ``sqsqueue_clock``, ``sqsqueue_broker``, ``sqsqueue_client`` and
+  ``sqsqueue_endpoint_url`` fixtures.
 * :mod:`sqsqueue.testing.strategies` and :mod:`sqsqueue.testing.stateful` need
   ``hypothesis``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sqsqueue._faults import Faults
 
 if TYPE_CHECKING:
     from sqsqueue._broker import Broker
-    from sqsqueue.testing._mock import MockSQS
+    from sqsqueue.testing._mock import MockAWS, MockSQS
 
-__all__ = ["Faults", "MockSQS", "mock_sqs"]
+__all__ = ["Faults", "MockAWS", "MockSQS", "mock_aws", "mock_sqs"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
-    """Route every boto3 and aiobotocore SQS call to ``broker`` (a fresh one if
-    None) while active: a context manager, a decorator, or ``start()``/``stop()``.
+@overload
+def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS: ...
+@overload
+def mock_sqs(broker: _F) -> _F: ...
+def mock_sqs(broker: Any = None) -> Any:
+    """Route every boto3 and aiobotocore SQS call to ``broker`` (fresh brokers
+    at each start if None) while active, as moto's ``mock_aws`` is used: a bare
+    or called decorator (functions, coroutines, classes), a context manager
+    (``with mock_sqs() as mock``), or ``start()``/``stop()``; ``mock.broker``
+    is the broker served. Inside moto's ``mock_aws``, moto's other services
+    deliver into these brokers (:mod:`sqsqueue.moto`).
 
     >>> import boto3, sqsqueue
     >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
@@ -37,9 +51,26 @@ def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS:
     ...     sqs.create_queue(QueueName="jobs")["QueueUrl"]
     'https://sqs.us-east-1.amazonaws.com/123456789012/jobs'
     """
-    from sqsqueue.testing._mock import MockSQS
+    from sqsqueue.testing._mock import mock_sqs as make
 
-    return MockSQS(broker)
+    return make(broker)
+
+
+@overload
+def mock_aws(
+    target: None = None, *, config: Any = None, broker: Broker[Any] | None = None
+) -> MockAWS: ...
+@overload
+def mock_aws(target: _F, *, config: Any = None, broker: Broker[Any] | None = None) -> _F: ...
+def mock_aws(target: Any = None, *, config: Any = None, broker: Any = None) -> Any:
+    """moto's ``mock_aws`` with sqsqueue's SQS, in every form ``mock_aws`` is
+    used: a moto test module moves over by changing ``from moto import
+    mock_aws`` to ``from sqsqueue.testing import mock_aws``. Every other
+    service stays moto's, delivering into sqsqueue's queues. ``config`` is
+    moto's. Needs ``sqsqueue[moto]``."""
+    from sqsqueue.testing._mock import mock_aws as make
+
+    return make(target, config=config, broker=broker)
 
 
 def _install_hooks() -> None:
@@ -62,8 +93,8 @@ _install_hooks()
 
 
 def __getattr__(name: str) -> Any:
-    if name == "MockSQS":
-        from sqsqueue.testing._mock import MockSQS
+    if name in ("MockSQS", "MockAWS"):
+        from sqsqueue.testing import _mock
 
-        return MockSQS
+        return _mock.MockSQS if name == "MockSQS" else _mock.MockAWS
     raise AttributeError(name)

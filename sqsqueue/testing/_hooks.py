@@ -34,7 +34,9 @@ moto: inside moto's ``mock_aws``, botocore would run moto's handler after
 ours on every request, so moto would execute each SQS call a second time
 (a long poll would wait twice). While a ``mock_sqs`` is active, SQS is
 therefore one of moto's passthrough services: moto leaves SQS to sqsqueue and
-keeps serving every other service. See :func:`_defer_moto`.
+keeps serving every other service. See :func:`_defer_moto`. What moto's other
+services send to SQS (SNS, S3, EventBridge, ...) reaches the mock's brokers
+through :mod:`sqsqueue.moto`, which the mock activates with these handlers.
 """
 
 from __future__ import annotations

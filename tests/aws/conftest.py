@@ -26,42 +26,18 @@ from botocore.config import Config
 from sqsqueue import Broker, ManualClock
 from sqsqueue.server import EndpointHandle
 from sqsqueue.testing import mock_sqs
+from tests import _helpers as _shared
 from tests.aws import _helpers
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
 START = 1_700_000_000.0
 
-_AWS_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_SQS",
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_ROLE_ARN",
-    "AWS_DEFAULT_REGION",
-    "AWS_REGION",
-    "AWS_RETRY_MODE",
-    "AWS_MAX_ATTEMPTS",
-)
-
 
 @pytest.fixture(autouse=True)
 def no_aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No credentials anywhere: env vars gone, config files point nowhere,
-    instance metadata disabled (so botocore never probes 169.254.169.254)."""
-    for var in _AWS_ENV:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "missing-credentials"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "missing-config"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    """No credentials anywhere (tests/_helpers.py says which variables go)."""
+    _shared.no_aws_credentials(monkeypatch, tmp_path)
 
 
 @pytest.fixture

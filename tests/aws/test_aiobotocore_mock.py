@@ -284,19 +284,21 @@ def test_manual_clock_long_poll_on_empty_queue_returns_promptly(
     assert clock.now() == before
 
 
-def test_served_by_the_sqs_client_fixtures_broker(sqs_client: Any, sqs_broker: Broker[Any]) -> None:
-    """With the pytest plugin's ``sqs_client`` fixture active, an aiobotocore
-    client created in the test is served by ``sqs_broker`` too, and sees what
+def test_served_by_the_sqsqueue_client_fixtures_broker(
+    sqsqueue_client: Any, sqsqueue_broker: Broker[Any]
+) -> None:
+    """With the pytest plugin's ``sqsqueue_client`` fixture active, an aiobotocore
+    client created in the test is served by ``sqsqueue_broker`` too, and sees what
     the boto3 client sent."""
-    url = sqs_client.create_queue(QueueName="shared")["QueueUrl"]
-    sqs_client.send_message(QueueUrl=url, MessageBody="from boto3")
+    url = sqsqueue_client.create_queue(QueueName="shared")["QueueUrl"]
+    sqsqueue_client.send_message(QueueUrl=url, MessageBody="from boto3")
 
     async def run(sqs: Any) -> list[str]:
         response = await sqs.receive_message(QueueUrl=url)
         return [m["Body"] for m in response["Messages"]]
 
     assert asyncio.run(_with_client(run)) == ["from boto3"]
-    assert sqs_broker.get_queue("shared").get_attributes(
+    assert sqsqueue_broker.get_queue("shared").get_attributes(
         ["ApproximateNumberOfMessagesNotVisible"]
     ) == {"ApproximateNumberOfMessagesNotVisible": "1"}
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +17,7 @@ from botocore.exceptions import ClientError
 from sqsqueue import Broker, ManualClock, errors
 from sqsqueue.aws._client import OPERATIONS, Client
 from sqsqueue.testing import mock_sqs
+from tests._helpers import run_python
 from tests.aws._helpers import arn_of, strip_metadata, url_of
 
 OTHER = "111122223333"
@@ -382,8 +381,4 @@ def test_client_works_without_boto3() -> None:
         "print(sqs.receive_message(QueueUrl=url)['Messages'][0]['MD5OfBody'])\n"
         "assert 'botocore' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "098f6bcd4621d373cade4e832627b4f6"
+    assert run_python(script).strip() == "098f6bcd4621d373cade4e832627b4f6"

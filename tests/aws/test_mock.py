@@ -15,6 +15,7 @@ from botocore.exceptions import EndpointConnectionError, NoCredentialsError
 
 from sqsqueue import Broker, ManualClock
 from sqsqueue.testing import MockSQS, mock_sqs
+from tests._helpers import run_python
 from tests.aws._helpers import url_of
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, refused at once
@@ -145,11 +146,13 @@ def test_nested_mocks_innermost_wins(clock: ManualClock) -> None:
 
 def test_sequential_mocks_and_start_stop(clock: ManualClock) -> None:
     """Section 1.5: sequential mocks each serve their own broker; start()/stop() work like the
-    context manager, and __enter__ returns the broker."""
+    context manager, and both give the mock (as moto's mock_aws does), whose
+    ``broker`` is the one served."""
     first = Broker(clock=clock, account_id="123456789012")
     second = Broker(clock=clock, account_id="123456789012")
     with mock_sqs(first) as entered:
-        assert entered is first
+        assert isinstance(entered, MockSQS)
+        assert entered.broker is first
         boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="one")
     mock = mock_sqs(second).start()
     try:
@@ -166,10 +169,10 @@ def test_sequential_mocks_and_start_stop(clock: ManualClock) -> None:
 def test_default_broker_when_none_given() -> None:
     """Section 1.5: mock_sqs() without a broker makes a fresh one."""
     mock = mock_sqs()
-    with mock as broker:
+    with mock:
         url = boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="q")["QueueUrl"]
-    assert url == f"https://sqs.us-east-1.amazonaws.com/{broker.account_id}/q"
-    assert "q" in broker
+    assert url == "https://sqs.us-east-1.amazonaws.com/123456789012/q"
+    assert "q" in mock.broker
 
 
 @pytest.mark.in_process
@@ -207,9 +210,6 @@ def test_session_created_before_the_first_mock_is_intercepted(tmp_path: Any) -> 
     """Section 1.5: a session created after importing sqsqueue.aws but before any
     mock was ever started is still served (fresh interpreter; the client points
     at a closed local port, so an escaped call fails instead of reaching AWS)."""
-    import subprocess
-    import sys
-
     script = (
         "import boto3\n"
         "from botocore.config import Config\n"
@@ -221,11 +221,7 @@ def test_session_created_before_the_first_mock_is_intercepted(tmp_path: Any) -> 
         "with mock_sqs():\n"
         "    print(c.create_queue(QueueName='early')['QueueUrl'].rsplit('/', 1)[1])\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "early"
+    assert run_python(script).strip() == "early"
 
 
 def test_testing_module_exposes_the_same_mock(broker: Broker) -> None:

@@ -23,7 +23,11 @@ MOTO_ACCOUNT = "123456789012"  # moto's default account id
 
 
 def _moto_queues() -> dict[str, Any]:
-    return dict(sqs_backends[MOTO_ACCOUNT]["us-east-1"].queues)
+    """The queues of moto's own SQS backend (read past sqsqueue.moto's routing,
+    which answers lookups with sqsqueue's queues while a mock_sqs is active)."""
+    account = dict.get(sqs_backends, MOTO_ACCOUNT)
+    region = dict.get(account, "us-east-1") if account is not None else None
+    return dict(region.queues) if region is not None else {}
 
 
 def test_mock_sqs_wins_inside_mock_aws() -> None:

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
+
+from tests._helpers import failing_db
 
 
 def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -36,13 +39,14 @@ def start(data_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     return proc, line.split("serving SQS at ")[1].split()[0]
 
 
-def client(url: str) -> Any:
+def client(url: str, config: Config | None = None) -> Any:
     return boto3.client(
         "sqs",
         endpoint_url=url,
         region_name="us-east-1",
         aws_access_key_id="x",
         aws_secret_access_key="y",
+        config=config,
     )
 
 
@@ -68,6 +72,7 @@ def test_acknowledged_messages_survive_sigkill_of_the_server(tmp_path: Path) -> 
             check=False,
         )
         assert second.returncode == 2 and "in use by another broker" in second.stderr
+        assert "StorageError" in second.stderr and "InternalError" not in second.stderr
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
@@ -82,3 +87,34 @@ def test_acknowledged_messages_survive_sigkill_of_the_server(tmp_path: Path) -> 
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
+
+
+def test_a_storage_error_is_answered_as_storage_error(tmp_path: Path) -> None:
+    """The README's promise holds over HTTP: a durable broker whose write fails
+    answers HTTP 500 with the code StorageError (and the file's message), not
+    a bare InternalError; every later call too (fail-stop)."""
+    from botocore.exceptions import ClientError
+
+    from sqsqueue import Broker
+
+    broker = Broker(data_dir=tmp_path / "data")
+    broker.create_queue("jobs")
+    store = broker._store
+    assert store is not None
+    real = store.db
+    with broker.serve() as endpoint:
+        sqs = client(endpoint.endpoint_url, Config(retries={"total_max_attempts": 1}))
+        url = sqs.get_queue_url(QueueName="jobs")["QueueUrl"]
+        store.db = failing_db(real)
+        for _ in range(2):
+            try:
+                sqs.send_message(QueueUrl=url, MessageBody="x")
+            except ClientError as exc:
+                error = exc.response
+            else:
+                raise AssertionError("the failed write was acknowledged")
+            assert error["ResponseMetadata"]["HTTPStatusCode"] == 500
+            assert error["Error"]["Code"] == "StorageError"
+            assert "sqsqueue.sqlite3" in error["Error"]["Message"]
+        store.db = real
+    broker.close()

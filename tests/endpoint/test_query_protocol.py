@@ -7,6 +7,7 @@ AWS's ``ErrorResponse`` for refused requests."""
 from __future__ import annotations
 
 import base64
+import json
 import xml.etree.ElementTree as ET
 from typing import Any
 from urllib.parse import urlencode
@@ -472,3 +473,97 @@ def test_no_version_is_2012_11_05(endpoint: EndpointHandle, broker: Broker[Any])
     body = f"Action=SendMessage&QueueUrl=/{ACCOUNT}/q&MessageBody=caf%C3%A9+%E2%9C%93".encode()
     ok(raw(endpoint.endpoint_url, "POST", "/", body, FORM), "SendMessage")
     assert [m.body for m in queue.receive()] == ["caf\u00e9 \u2713"]
+
+
+# -- where the query protocol answered otherwise than AWS was recorded answering ------
+
+
+def test_trace_header_on_a_query_send(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """A query-protocol SendMessage stores the ``X-Amzn-Trace-Id`` header as the
+    message's AWSTraceHeader, as the JSON protocol does (and as AWS does)."""
+    queue = broker.create_queue("q")
+    body = urlencode(
+        {"Version": "2012-11-05", "Action": "SendMessage", "MessageBody": "traced"}
+    ).encode()
+    headers = {**FORM, "X-Amzn-Trace-Id": "Root=1-5759e988-bd862e3fe1be46a994272793"}
+    ok(raw(endpoint.endpoint_url, "POST", f"/{ACCOUNT}/q", body, headers), "SendMessage")
+    [message] = queue.receive(attribute_names=["AWSTraceHeader"])
+    assert message.attributes == {"AWSTraceHeader": "Root=1-5759e988-bd862e3fe1be46a994272793"}
+
+
+def test_accept_json_is_answered_in_json(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """A query request with ``Accept: application/json`` (API Gateway's SQS
+    integrations send one) gets AWS's JSON: ``<Op>Response`` holding
+    ``<Op>Result`` (every member, null when absent, lists in lowerCamelCase)
+    and ``ResponseMetadata``."""
+    base = endpoint.endpoint_url
+    queue = broker.create_queue("q")
+    accept = {"Accept": "application/json"}
+    empty = raw(base, "GET", f"/{ACCOUNT}/q?Action=ReceiveMessage", headers=accept)
+    assert empty.status == 200 and empty.headers["content-type"] == "application/json"
+    answer = json.loads(empty.body)
+    request_id = empty.headers["x-amzn-requestid"]
+    assert answer == {
+        "ReceiveMessageResponse": {
+            "ReceiveMessageResult": {"messages": None},
+            "ResponseMetadata": {"RequestId": request_id},
+        }
+    }
+    sent = queue.send("hello")
+    reply = raw(base, "GET", f"/{ACCOUNT}/q?Action=ReceiveMessage", headers=accept)
+    [message] = json.loads(reply.body)["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"]
+    assert message == {
+        "Attributes": None,
+        "Body": "hello",
+        "MD5OfBody": sent.md5_of_body,
+        "MD5OfMessageAttributes": None,
+        "MessageAttributes": None,
+        "MessageId": sent.message_id,
+        "ReceiptHandle": message["ReceiptHandle"],
+    }
+    listed = json.loads(raw(base, "GET", "/?Action=ListQueues", headers=accept).body)
+    assert listed["ListQueuesResponse"]["ListQueuesResult"] == {
+        "NextToken": None,
+        "queueUrls": [f"{base}/{ACCOUNT}/q"],
+    }
+    # Without the header, the same request is answered in XML.
+    assert raw(base, "GET", "/?Action=ListQueues").headers["content-type"] == "text/xml"
+
+
+@pytest.mark.parametrize("action", ["CreateQueue", "ListQueues"])
+def test_service_actions_on_a_queue_url_are_invalid(
+    endpoint: EndpointHandle, broker: Broker[Any], action: str
+) -> None:
+    """CreateQueue or ListQueues sent to a queue URL: 400 InvalidAction, "The
+    action CreateQueue is not valid for this endpoint." (recorded from AWS);
+    nothing is created."""
+    broker.create_queue("q")
+    error(
+        post(endpoint, {"Action": action, "QueueName": "other"}, f"/{ACCOUNT}/q"),
+        400,
+        "InvalidAction",
+        f"The action {action} is not valid for this endpoint.",
+    )
+    assert [q.name for q in broker] == ["q"]
+
+
+def test_get_on_a_queue_url_without_an_action(
+    endpoint: EndpointHandle, broker: Broker[Any]
+) -> None:
+    """A GET on a queue URL naming no Action: 404 UnknownOperationException; on
+    the service root it stays MissingAction (400)."""
+    broker.create_queue("q")
+    reply = raw(endpoint.endpoint_url, "GET", f"/{ACCOUNT}/q")
+    assert reply.status == 404
+    root = ET.fromstring(reply.body)
+    assert root.findtext(f"{NS}Error/{NS}Code") == "UnknownOperationException"
+    error(raw(endpoint.endpoint_url, "GET", "/"), 400, "MissingAction")
+
+
+def test_an_empty_result_is_self_closed(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
+    """An empty result element is written self-closed, as AWS writes it."""
+    broker.create_queue("q")
+    reply = raw(endpoint.endpoint_url, "GET", f"/{ACCOUNT}/q?Action=ReceiveMessage")
+    assert b"<ReceiveMessageResult/>" in reply.body
+    assert b"<ReceiveMessageResult></ReceiveMessageResult>" not in reply.body
+    assert ok(reply, "ReceiveMessage") is not None  # still a ReceiveMessageResult element

@@ -460,17 +460,23 @@ def test_cli_refuses_open_address_without_credentials() -> None:
 
 
 def test_fixture_reaches_the_broker_from_a_subprocess(
-    sqs_endpoint_url: str, sqs_broker: Broker[Any]
+    sqsqueue_endpoint_url: str, sqsqueue_broker: Broker[Any]
 ) -> None:
-    """``sqs_endpoint_url``: another process sends to the test's own broker."""
-    queue = sqs_broker.create_queue("jobs")
+    """``sqsqueue_endpoint_url``: another process sends to the test's own broker."""
+    queue = sqsqueue_broker.create_queue("jobs")
     script = (
         "import boto3,sys; boto3.client('sqs', endpoint_url=sys.argv[1], region_name='us-east-1',"
         " aws_access_key_id='x', aws_secret_access_key='y')"
         ".send_message(QueueUrl=sys.argv[2], MessageBody='from a subprocess')"
     )
     subprocess.run(
-        [sys.executable, "-c", script, sqs_endpoint_url, f"{sqs_endpoint_url}/{ACCOUNT}/jobs"],
+        [
+            sys.executable,
+            "-c",
+            script,
+            sqsqueue_endpoint_url,
+            f"{sqsqueue_endpoint_url}/{ACCOUNT}/jobs",
+        ],
         check=True,
         timeout=120,
         env={**os.environ, "AWS_EC2_METADATA_DISABLED": "true"},

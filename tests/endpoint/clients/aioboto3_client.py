@@ -23,7 +23,8 @@ async def in_process() -> dict[str, Any]:
     session = aioboto3.Session(
         aws_access_key_id="x", aws_secret_access_key="y", region_name="us-east-1"
     )
-    with mock_sqs(Broker(account_id="123456789012")) as broker:
+    broker = Broker(account_id="123456789012")
+    with mock_sqs(broker):
         async with session.client("sqs") as sqs:
             url = (await sqs.create_queue(QueueName="a3"))["QueueUrl"]
             report["url"] = url

@@ -1,0 +1,196 @@
+"""The public :class:`EventSourceMapping` and :func:`resolve_handler`
+(re-exported by :mod:`sqsqueue.awslambda`)."""
+
+from __future__ import annotations
+
+import pkgutil
+from typing import Any
+
+from sqsqueue._clock import Clock
+from sqsqueue._fifo import FifoQueue
+from sqsqueue._standard import Queue
+from sqsqueue.awslambda._poller import Handler, Invocation, Poller
+from sqsqueue.awslambda._settings import (
+    InvalidParameterValueException,
+    Settings,
+    ValidationException,
+    describe,
+    settings,
+)
+from sqsqueue.awslambda._sources import BotoSource, QueueSource, Source
+
+__all__ = ["EventSourceMapping", "resolve_handler"]
+
+
+def resolve_handler(handler: object) -> Handler:
+    """A callable ``(event, context)``, or the function a handler name names:
+    ``"module:function"`` or Lambda's ``"module.function"``.
+
+    The name is the caller's configuration (as Lambda's ``Handler`` setting),
+    never message data; the module is imported by ``pkgutil.resolve_name``.
+    """
+    if callable(handler):
+        return handler
+    if not isinstance(handler, str) or not handler.strip():
+        raise InvalidParameterValueException(
+            f"The handler must be a callable or a 'module:function' name, not {handler!r}"
+        )
+    try:
+        found = pkgutil.resolve_name(handler)
+    except (ImportError, AttributeError, ValueError) as exc:
+        # Lambda's runtime reports this at invocation as Runtime.ImportModuleError;
+        # refusing at once is friendlier and changes nothing else.
+        raise InvalidParameterValueException(
+            f"Unable to import module or find handler {handler!r}: {exc}"
+        ) from exc
+    if not callable(found):
+        raise InvalidParameterValueException(f"Handler {handler!r} is not callable")
+    return found  # type: ignore[no-any-return]
+
+
+class EventSourceMapping:
+    """AWS Lambda's SQS event source mapping, in front of a Python handler.
+
+    ``queue`` is an in-process :class:`~sqsqueue.Queue` or
+    :class:`~sqsqueue.FifoQueue`, or a queue URL, with ``client=`` a boto3
+    SQS client (a served sqsqueue broker, or AWS). ``handler`` is a callable
+    ``(event, context)`` or a ``"module:function"`` name. The settings are
+    CreateEventSourceMapping's, in snake case, validated with AWS's ranges
+    and messages (:mod:`sqsqueue.awslambda._settings`):
+
+    ``batch_size`` (1-10,000, FIFO 1-10; default 10; above 10 needs a
+    window), ``maximum_batching_window_in_seconds`` (0-300; not FIFO),
+    ``function_response_types`` (``["ReportBatchItemFailures"]``),
+    ``scaling_config`` (``{"MaximumConcurrency": 2..1000}``),
+    ``filter_criteria`` (``{"Filters": [{"Pattern": "..."}]}``, up to 5),
+    ``enabled``; and the function's own: ``function_timeout`` (seconds, 1-900,
+    default 3; not above the queue's visibility timeout), ``function_name``,
+    ``memory_size``.
+
+    ``ramp_up=True`` adds AWS's scale-up (5 concurrent batches, then up to
+    300 more a minute); ``keep_invocations`` bounds :attr:`invocations`
+    (a long-running worker should set it). ``clock`` is for URL mode only
+    (the clock a queue URL's deadlines run on; default real time).
+    """
+
+    def __init__(
+        self,
+        queue: Queue | FifoQueue | str,
+        handler: object,
+        *,
+        client: Any = None,
+        clock: Clock | None = None,
+        ramp_up: bool = False,
+        keep_invocations: int | None = None,
+        **settings_: Any,
+    ) -> None:
+        source: Source
+        if isinstance(queue, (Queue, FifoQueue)):
+            if client is not None or clock is not None:
+                raise TypeError("client= and clock= are for a queue URL; a queue has its own")
+            source = QueueSource(queue)
+        elif isinstance(queue, str):
+            if client is None:
+                raise TypeError("a queue URL needs client=: a boto3 SQS client")
+            source = BotoSource(client, queue, clock)
+        else:
+            raise TypeError(f"queue must be a Queue, a FifoQueue or a queue URL, not {queue!r}")
+        if keep_invocations is not None and (
+            isinstance(keep_invocations, bool)
+            or not isinstance(keep_invocations, int)
+            or keep_invocations < 0
+        ):
+            raise ValueError(
+                f"keep_invocations must be None or an int >= 0, not {keep_invocations!r}"
+            )
+        valid = settings(
+            fifo=source.fifo, visibility_timeout=source.visibility_timeout(), **settings_
+        )
+        self._poller = Poller(
+            source,
+            resolve_handler(handler),
+            valid,
+            ramp_up=bool(ramp_up),
+            keep_invocations=keep_invocations,
+        )
+
+    def __repr__(self) -> str:
+        return f"EventSourceMapping({self.event_source_arn!r}, {describe(self.settings)})"
+
+    @property
+    def settings(self) -> Settings:
+        """The validated settings."""
+        return self._poller.settings
+
+    @property
+    def event_source_arn(self) -> str:
+        """The queue's ARN (each record's ``eventSourceARN``)."""
+        return self._poller.source.arn
+
+    @property
+    def invocations(self) -> list[Invocation]:
+        """Every invocation so far (the last ``keep_invocations`` if set), oldest first."""
+        return list(self._poller.invocations)
+
+    @property
+    def filtered(self) -> list[str]:
+        """Ids of messages deleted without an invocation because no filter matched."""
+        return list(self._poller.filtered)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the mapping polls (UpdateEventSourceMapping's ``Enabled``)."""
+        return self._poller.enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise ValidationException(
+                f"Invalid type for parameter Enabled, value: {value!r}, type: {type(value)}, "
+                "valid types: <class 'bool'>"
+            )
+        self._poller.enabled = value
+
+    def run_until_idle(self, *, max_invocations: int | None = None) -> list[Invocation]:
+        """Poll and invoke until nothing is receivable and nothing in flight or
+        delayed will come back; the invocations made.
+
+        On a ManualClock the clock is moved (never slept) to each moment a
+        message becomes receivable, the batching window included, so a test
+        runs in microseconds and always the same way. On a real clock (or a
+        queue URL) it waits for those moments. ``max_invocations`` stops
+        early (a handler that always fails on a queue without a dead-letter
+        queue would otherwise run until retention ends).
+        """
+        if self.running:
+            raise RuntimeError("the mapping runs in the background: stop() it first")
+        if max_invocations is not None and (
+            isinstance(max_invocations, bool)
+            or not isinstance(max_invocations, int)
+            or max_invocations < 1
+        ):
+            raise ValueError(
+                f"max_invocations must be None or an int >= 1, not {max_invocations!r}"
+            )
+        return self._poller.run_until_idle(max_invocations)
+
+    def start(self) -> None:
+        """Run in the background, on real time: a poller thread and up to the
+        concurrency of invocation threads."""
+        self._poller.start()
+
+    def stop(self) -> None:
+        """Stop polling and return once the invocations in flight finish."""
+        self._poller.stop()
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._poller.running
+
+    def __enter__(self) -> EventSourceMapping:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

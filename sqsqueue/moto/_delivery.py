@@ -1,0 +1,198 @@
+"""SNS subscriptions and EventBridge targets on sqsqueue's queues: what AWS
+does around these SQS deliveries that moto does not (see :mod:`sqsqueue.moto`)."""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import hashlib
+import json
+from types import ModuleType
+from typing import Any
+
+from sqsqueue.moto._providers import current
+
+__all__ = ["patch_events", "patch_sns", "topic_deduplication_id"]
+
+#: The topic and message of the SNS delivery running in this context.
+_delivery: contextvars.ContextVar[tuple[Any, str] | None] = contextvars.ContextVar(
+    "sqsqueue_sns_delivery", default=None
+)
+
+
+def topic_deduplication_id() -> str | None:
+    """During an SNS delivery from a FIFO topic with content-based
+    deduplication, the id SNS computes and passes to the FIFO queue: the
+    SHA-256 of the message, in hex. None otherwise (moto passes none). O(n)."""
+    delivery = _delivery.get()
+    if delivery is None:
+        return None
+    topic, message = delivery
+    if not getattr(topic, "fifo_topic", False):
+        return None
+    if not getattr(topic, "content_based_deduplication", False):
+        return None
+    return hashlib.sha256(message.encode("utf-8")).hexdigest()
+
+
+def _dead_letter_arn(subscription: Any) -> str | None:
+    policy = subscription.attributes.get("RedrivePolicy")
+    if not policy:
+        return None
+    try:
+        arn = json.loads(policy).get("deadLetterTargetArn")
+    except (ValueError, AttributeError):
+        return None
+    return arn if isinstance(arn, str) else None
+
+
+def patch_sns(models: ModuleType) -> None:
+    """Wrap moto's ``Subscription.publish`` for subscriptions to queues while a
+    provider is active: the topic's message is known to the backend's
+    ``send_message`` (for the deduplication id), and a delivery to a queue that
+    does not exist goes to the subscription's dead-letter queue when it has
+    one (AWS: a client-side error moves the message there). Without one,
+    moto's error stands: moto fails the publish."""
+    from moto.sqs.exceptions import QueueDoesNotExist
+
+    subscription = models.Subscription
+    original = subscription.publish
+    if getattr(original, "_sqsqueue", False):
+        return
+
+    def publish(self: Any, message: str, message_id: str, *args: Any, **kwargs: Any) -> Any:
+        if self.protocol != "sqs" or current() is None:
+            return original(self, message, message_id, *args, **kwargs)
+        token = _delivery.set((self.topic, message))
+        try:
+            return original(self, message, message_id, *args, **kwargs)
+        except QueueDoesNotExist:
+            dead_letter = _dead_letter_arn(self)
+            if dead_letter is None:
+                raise
+            redirected = copy.copy(self)
+            redirected.endpoint = dead_letter
+            redirected._filter_policy_matcher = None  # the message matched already
+            return original(redirected, message, message_id, *args, **kwargs)
+        finally:
+            _delivery.reset(token)
+
+    publish._sqsqueue = True  # type: ignore[attr-defined]
+    subscription.publish = publish
+
+
+# -- EventBridge --------------------------------------------------------------------
+
+
+def _at(event: Any, path: str) -> Any:
+    """The value at an EventBridge JSON path (``$``, ``$.detail.id``): the
+    dotted form AWS's examples use. None when a key is missing."""
+    value = event
+    for key in path.removeprefix("$").split("."):
+        if not key:
+            continue
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _transform(template: str, paths: dict[str, str], event: Any) -> str:
+    """An InputTransformer's template with each ``<name>`` replaced by its
+    path's value: inside a JSON string literal as the raw text, elsewhere as
+    JSON (a string value gets its quotes), as EventBridge writes them."""
+    values = {name: _at(event, path) for name, path in paths.items()}
+    out: list[str] = []
+    in_string = escaped = False
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if ch == "<":
+            end = template.find(">", i)
+            name = template[i + 1 : end] if end > 0 else None
+            if name is not None and name in values:
+                value = values[name]
+                if in_string:
+                    text = value if isinstance(value, str) else json.dumps(value)
+                    out.append(json.dumps(text)[1:-1])
+                else:
+                    out.append(json.dumps(value))
+                i = end + 1
+                continue
+        if in_string and ch == "\\" and not escaped:
+            escaped = True
+            out.append(ch)
+            i += 1
+            continue
+        if ch == '"' and not escaped:
+            in_string = not in_string
+        escaped = False
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _event_as_sent(event: Any) -> dict[str, Any]:
+    """The event as EventBridge sends it to a target (``time`` as ISO 8601, as
+    moto's own SQS delivery writes it)."""
+    from moto.core.utils import iso_8601_datetime_without_milliseconds, utcfromtimestamp
+
+    sent = dict(event)
+    if isinstance(sent.get("time"), int | float):
+        sent["time"] = iso_8601_datetime_without_milliseconds(
+            utcfromtimestamp(float(sent["time"]))  # type: ignore[arg-type]
+        )
+    return sent
+
+
+def patch_events(models: ModuleType) -> None:
+    """Wrap moto's ``Rule.send_to_targets`` while a provider is active: an SQS
+    target with ``Input`` (delivered verbatim), ``InputPath`` (the value at the
+    path, as JSON) or ``InputTransformer`` gets the body AWS sends, which moto
+    does not compute (moto 5.0 to 5.2 send the whole event for the first two;
+    5.0 for the third too). Every other target is moto's, as before."""
+    from moto.sqs.models import sqs_backends
+
+    rule_class = models.Rule
+    original = rule_class.send_to_targets
+    if getattr(original, "_sqsqueue", False):
+        return
+
+    def shaped(target: dict[str, Any]) -> bool:
+        return str(target.get("Arn", "")).startswith("arn:") and (
+            target["Arn"].split(":")[2] == "sqs"
+            and any(k in target for k in ("Input", "InputPath", "InputTransformer"))
+        )
+
+    def send_to_targets(self: Any, event: Any, *args: Any, **kwargs: Any) -> Any:
+        transform = kwargs.get("transform_input", args[0] if args else True)
+        ours = [t for t in self.targets if shaped(t)] if current() is not None else []
+        if not ours or not transform or not self.event_pattern.matches_event(event):
+            return original(self, event, *args, **kwargs)
+        sent = _event_as_sent(event)
+        for target in ours:
+            if "Input" in target:
+                body = target["Input"]
+            elif "InputPath" in target:
+                body = json.dumps(_at(sent, target["InputPath"]))
+            else:
+                transformer = target["InputTransformer"]
+                body = _transform(
+                    transformer.get("InputTemplate", ""),
+                    transformer.get("InputPathsMap", {}),
+                    sent,
+                )
+            group_id = target.get("SqsParameters", {}).get("MessageGroupId")
+            backend = sqs_backends[self.account_id][self.region_name]
+            backend.send_message(
+                queue_name=target["Arn"].split(":")[-1], message_body=body, group_id=group_id
+            )
+        kept = self.targets
+        self.targets = [t for t in kept if not any(t is o for o in ours)]
+        try:
+            return original(self, event, *args, **kwargs)
+        finally:
+            self.targets = kept
+
+    send_to_targets._sqsqueue = True  # type: ignore[attr-defined]
+    rule_class.send_to_targets = send_to_targets
