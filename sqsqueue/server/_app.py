@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import logging
+import os
 import re
 import socket
 import uuid
@@ -130,6 +132,9 @@ class Endpoint:
         self.default_endpoint_url = "http://127.0.0.1"
         self._polls: set[asyncio.Task[Any]] = set()
         self._closing = False
+        self._id_prefix = str(uuid.uuid4())[:24]
+        self._ids = itertools.count(int.from_bytes(os.urandom(6), "big"))
+        self._host_url = ("", self.default_endpoint_url)  # the last Host header's URL
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -143,17 +148,25 @@ class Endpoint:
     # -- ASGI -----------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] != "http":  # websockets are refused by the server itself
-            return
-        request_id = str(uuid.uuid4())
-        headers: dict[str, str] = {}
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await _lifespan(receive, send)
+            return  # websockets are refused by the server itself
+        # The one dispatch point before SQS: a request another application
+        # answers (by its path) is handed to it here, with this scope,
+        # receive and send; everything below is the SQS endpoint.
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one SQS request (either protocol), errors included."""
+        request_id = self._request_id()
         json_protocol = False
         try:
             raw_headers: Sequence[tuple[bytes, bytes]] = scope["headers"]
+            headers: dict[str, str] = {}
+            header_bytes = 0
             for name, value in raw_headers:
+                header_bytes += len(name) + len(value)
                 key = name.decode("latin-1").lower()
                 text = value.decode("latin-1")
                 headers[key] = f"{headers[key]},{text}" if key in headers else text
@@ -165,28 +178,29 @@ class Endpoint:
                     f"The request has {len(raw_headers)} headers; at most "
                     f"{self.max_headers} are accepted."
                 )
-            # h11 bounds only a head that arrives in pieces; one read can carry more.
-            header_bytes = sum(len(name) + len(value) for name, value in raw_headers)
+            # The parsers bound a head that arrives in pieces; one read can carry more.
             if header_bytes > self.max_header_bytes:
                 raise _errors.InvalidRequest(
                     f"The request's headers are {header_bytes} bytes; at most "
                     f"{self.max_header_bytes} are accepted."
                 )
             body = await self._body(receive, headers)
-            answer = await self._answer(scope, headers, body, json_protocol, request_id)
+            status, out_headers, payload = await self._answer(
+                scope, headers, body, json_protocol, request_id
+            )
         except _Abandoned:
             return
         except _RequestTooLarge:
             err: SQSError = _errors.RequestTooLarge(
                 f"The request body is larger than {self.max_request_bytes} bytes."
             )
-            answer = self._error(err, json_protocol, request_id)
+            status, out_headers, payload = self._error(err, json_protocol, request_id)
         except SQSError as exc:
-            answer = self._error(exc, json_protocol, request_id)
+            status, out_headers, payload = self._error(exc, json_protocol, request_id)
         except Exception as exc:
             logger.exception("internal error on %s %s", scope.get("method"), scope.get("path"))
-            answer = self._error(_wire.internal_error(exc), json_protocol, request_id)
-        status, out_headers, payload = answer
+            internal = _wire.internal_error(exc)
+            status, out_headers, payload = self._error(internal, json_protocol, request_id)
         out_headers["Content-Length"] = str(len(payload))
         await send(
             {
@@ -198,6 +212,11 @@ class Endpoint:
             }
         )
         await send({"type": "http.response.body", "body": payload})
+
+    def _request_id(self) -> str:
+        """A request id unique to this endpoint, in the UUID form AWS's have:
+        a random version-4 UUID's first 80 bits, then a counter. O(1)."""
+        return f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFFFFFF:012x}"
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects
@@ -232,7 +251,11 @@ class Endpoint:
 
     def _endpoint_url(self, headers: Mapping[str, str]) -> str:
         host = headers.get("host", "")
+        last, url = self._host_url
+        if host == last and host:  # clients send the same Host on every request
+            return url
         if _HOST.fullmatch(host):
+            self._host_url = (host, f"http://{host}")
             return f"http://{host}"
         return self.default_endpoint_url
 

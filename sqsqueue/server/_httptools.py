@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
@@ -109,6 +110,12 @@ class HttptoolsEndpointProtocol(HttpToolsProtocol):
             raise _Refused("the request target is not ASCII")
         self._reading = _BODY
         super().on_headers_complete()
+
+    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        # The cycle writes through a transport that sends a response's head
+        # and body in one write (one send(2) instead of two).
+        cycle.transport = _OneWrite(self.transport, self.loop)
+        super()._start_asgi_task(cycle, app)
 
     def on_message_complete(self) -> None:
         self._reading = None
@@ -188,6 +195,42 @@ class HttptoolsEndpointProtocol(HttpToolsProtocol):
         if self._reading is not _BODY or self.headers is None:
             return False
         return any(name == b"x-amz-target" for name, _ in self.headers)
+
+
+class _OneWrite:
+    """The transport as a request's cycle sees it: what the cycle writes in one
+    step of the event loop (an answer's head, then its body) leaves in one
+    write at the end of that step, or at once when the cycle closes the
+    connection. A send on loopback costs as much as a small request's parsing:
+    two of them per answer were a tenth of a request's time."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        self._held.append(data)
+
+    def flush(self) -> None:
+        if self._held:
+            data = b"".join(self._held) if len(self._held) > 1 else self._held[0]
+            self._held.clear()
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
 
 
 def protocol_class(read_timeout: float, max_head_bytes: int) -> type[HttptoolsEndpointProtocol]:

@@ -335,3 +335,35 @@ def test_h11_serves_where_httptools_is_missing(
         sock.sendall(b"GARBAGE\r\n\r\n")
         assert b"<Code>InvalidHttpRequest</Code>" in read_reply(sock)[2]
         sock.close()
+
+
+def test_an_answer_leaves_in_one_write() -> None:
+    """The httptools protocol hands each response cycle a transport that joins
+    what the cycle writes in one step of the event loop (head, then body) into
+    one write, and writes what it holds before closing."""
+    import asyncio
+
+    from sqsqueue.server._httptools import _OneWrite
+
+    class Transport:
+        def __init__(self) -> None:
+            self.events: list[object] = []
+
+        def write(self, data: bytes) -> None:
+            self.events.append(data)
+
+        def close(self) -> None:
+            self.events.append("close")
+
+    async def main() -> list[object]:
+        real = Transport()
+        held = _OneWrite(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+        held.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        held.write(b"body")
+        assert real.events == []
+        await asyncio.sleep(0)
+        held.write(b"next")
+        held.close()
+        return real.events
+
+    assert asyncio.run(main()) == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"next", "close"]
