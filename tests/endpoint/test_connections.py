@@ -22,8 +22,6 @@ from tests.endpoint.conftest import ACCOUNT
 
 FORM = b"Content-Type: application/x-www-form-urlencoded\r\n"
 
-pytestmark = pytest.mark.usefixtures("parser")
-
 
 def pause(seconds: float) -> None:
     threading.Event().wait(seconds)
@@ -75,6 +73,7 @@ def query_send(queue_url: str, body: str) -> bytes:
     ).encode()
 
 
+@pytest.mark.usefixtures("parser")
 class TestTruncatedRequests:
     """A body cut short is abandoned: nothing runs, nothing is answered."""
 
@@ -108,12 +107,13 @@ class TestTruncatedRequests:
 
 
 @pytest.fixture
-def quick(broker: Broker[Any]) -> Iterator[EndpointHandle]:
+def quick(broker: Broker[Any], parser: str) -> Iterator[EndpointHandle]:
     """An endpoint whose read deadline is half a second."""
     with serve(broker, idle_timeout=0.5) as handle:
         yield handle
 
 
+@pytest.mark.usefixtures("parser")
 class TestReadDeadline:
     """Slow or silent clients are cut off: a request's head must arrive within
     ``idle_timeout``, its body within ``idle_timeout`` more (slowloris)."""
@@ -214,6 +214,7 @@ class TestReadDeadline:
 XMLNS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
 
 
+@pytest.mark.usefixtures("parser")
 class TestBytesThatAreNotHTTP:
     """What h11 refuses gets AWS's 400 InvalidHttpRequest, not uvicorn's plain
     text: XML (the protocol cannot be known) unless a parsed head named an
