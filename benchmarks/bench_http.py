@@ -36,9 +36,10 @@ Servers (each on 127.0.0.1, uvicorn on asyncio's loop):
 Workloads (the JSON protocol, a 100-byte body):
 
 * ``SendMessage``: the same request again and again (the queue grows).
-* ``ReceiveMessage`` of 10 messages, ``VisibilityTimeout=0`` on a queue holding
-  1,000, so every request takes 10 messages (receipts, attributes) and leaves
-  them visible for the next.
+* ``ReceiveMessage`` of 10 messages from a queue the server child filled
+  (untimed, in process) with more than the run can take, so every answer
+  carries 10 messages (receipts, attributes); the child checks the queue was
+  not emptied.
 * ``DeleteMessageBatch`` of 10 fresh receipt handles per request: the server
   child stores and receives the messages first (untimed) and writes the
   requests (signed, for ``sqsqueue-sigv4``) to a file that wrk's script plays
@@ -54,6 +55,8 @@ given. Targets are reported, never asserted.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import re
@@ -94,6 +97,7 @@ KEY, SECRET = "bench-key", "bench-secret"
 TARGET = 0.35
 TARGET_SIGNED = 0.25
 PLOT = "endpoint_rps_vs_connections.png"
+_DELETE_QUEUES = itertools.count()
 perf = time.perf_counter
 
 
@@ -212,18 +216,26 @@ def serve_child(kind: str) -> int:
         moto.stop()
         return 0
     from sqsqueue import Broker, SendEntry
+    from sqsqueue.errors import QueueDoesNotExist
     from sqsqueue.server import serve
 
     broker: Broker[Any] = Broker(account_id=ACCOUNT, region=REGION)  # the wall clock
     credentials = {KEY: SECRET} if kind == "sqsqueue-sigv4" else None
     handle = serve(broker, credentials=credentials)
-    queue = broker.create_queue("r")
-    for start in range(0, 1_000, 10):
-        queue.send_batch([SendEntry(str(i), BODY) for i in range(start, start + 10)])
     print(json.dumps({"url": handle.endpoint_url}), flush=True)
     for line in sys.stdin:
         cmd = line.split()
-        if cmd[:1] == ["deletes"]:
+        if cmd[:1] == ["fill"]:  # a fresh queue "r" of N messages
+            with contextlib.suppress(QueueDoesNotExist):
+                broker.delete_queue("r")
+            queue = broker.create_queue("r")
+            for _ in range(int(cmd[1]) // 10):
+                queue.send_batch([SendEntry(str(i), BODY) for i in range(10)])
+            print("ok", flush=True)
+        elif cmd[:1] == ["left"]:
+            counts = broker.get_queue("r").get_attributes(["ApproximateNumberOfMessages"])
+            print(counts["ApproximateNumberOfMessages"], flush=True)
+        elif cmd[:1] == ["deletes"]:
             write_deletes(broker, handle.endpoint_url, int(cmd[1]), Path(cmd[2]), credentials)
             print("ok", flush=True)
         elif cmd[:1] == ["quit"]:
@@ -240,7 +252,7 @@ def write_deletes(
     (CRLF written as \\x1e)."""
     from sqsqueue import SendEntry
 
-    queue = broker.create_queue(f"d{len(broker.list_queues())}")
+    queue = broker.create_queue(f"d{next(_DELETE_QUEUES)}")
     queue_url = f"{url}/{ACCOUNT}/{queue.name}"
     host = url.removeprefix("http://")
     with path.open("w", encoding="latin-1") as out:
@@ -460,11 +472,7 @@ def measure(sizes: Sizes, wrk: Wrk, tmp: Path) -> Results:
 
         def receive(kind: str) -> bytes:
             url = servers[kind].url
-            payload = {
-                "QueueUrl": f"{url}/{ACCOUNT}/r",
-                "MaxNumberOfMessages": 10,
-                "VisibilityTimeout": 0,
-            }
+            payload = {"QueueUrl": f"{url}/{ACCOUNT}/r", "MaxNumberOfMessages": 10}
             return raw_request(url, "ReceiveMessage", payload, kind == "sqsqueue-sigv4")
 
         for r in range(sizes.rounds):
@@ -485,7 +493,11 @@ def measure(sizes: Sizes, wrk: Wrk, tmp: Path) -> Results:
                 turns.append(("DeleteMessageBatch", kind, path))
             turns.append(("hello-world", "hello", None))  # the floor again, after
             for workload, kind, request in turns:
+                if workload == "ReceiveMessage":
+                    servers[kind].ask(f"fill {sizes.deletes * 10}")
                 value = wrk.run(servers[kind].url, sizes.connections, sizes.seconds, request)
+                if workload == "ReceiveMessage" and servers[kind].ask("left") == "0":
+                    raise RuntimeError(f"{kind}'s queue ran out of messages: raise Sizes.deletes")
                 res.keep((workload, kind), value)
                 progress("http", f"{workload} {kind}, {sizes.connections} connections", rate(value))
         for r in range(sizes.rounds):

@@ -43,12 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import itertools
 import logging
-import os
 import re
 import socket
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
@@ -132,8 +129,6 @@ class Endpoint:
         self.default_endpoint_url = "http://127.0.0.1"
         self._polls: set[asyncio.Task[Any]] = set()
         self._closing = False
-        self._id_prefix = str(uuid.uuid4())[:24]
-        self._ids = itertools.count(int.from_bytes(os.urandom(6), "big"))
         self._host_url = ("", self.default_endpoint_url)  # the last Host header's URL
 
     # -- lifecycle ------------------------------------------------------------------
@@ -159,7 +154,7 @@ class Endpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one SQS request (either protocol), errors included."""
-        request_id = self._request_id()
+        request_id = _wire.new_request_id()
         json_protocol = False
         try:
             raw_headers: Sequence[tuple[bytes, bytes]] = scope["headers"]
@@ -212,11 +207,6 @@ class Endpoint:
             }
         )
         await send({"type": "http.response.body", "body": payload})
-
-    def _request_id(self) -> str:
-        """A request id unique to this endpoint, in the UUID form AWS's have:
-        a random version-4 UUID's first 80 bits, then a counter. O(1)."""
-        return f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFFFFFF:012x}"
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects

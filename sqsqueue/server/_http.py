@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 
 import h11
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
@@ -136,7 +135,7 @@ def refusal(reason: str, json_request: bool) -> tuple[int, dict[str, str], bytes
     """AWS's 400 InvalidHttpRequest for bytes the parser refused, in the
     request's protocol, with the headers that close the connection."""
     err = _errors.InvalidHttpRequest(f"Invalid HTTP request. Reason: {reason[:200]}.")
-    request_id = str(uuid.uuid4())
+    request_id = _wire.new_request_id()
     if json_request:
         status, headers, body = _wire.encode_error(err, request_id)
     else:
