@@ -583,15 +583,20 @@ def breakdown() -> list[tuple[str, float]]:
     def best(f: Any) -> float:
         return min(timeit.repeat(f, number=n, repeat=3)) / n
 
+    decode = best(lambda: _wire.decode(*decode_args(body)))
+    call = best(lambda: client.call("SendMessage", params))
+    engine = best(lambda: queue.send(BODY))
+    encode = best(lambda: _wire.encode(result, "r"))
     return [
         ("the whole ASGI call (Endpoint.__call__)", whole),
-        ("of which: JSON decode (_wire.decode)", best(lambda: _wire.decode(*decode_args(body)))),
+        ("of which: JSON decode (_wire.decode)", decode),
+        ("of which: the dict client's SendMessage (Client.call)", call),
+        ("of which, inside Client.call: the engine's send (Queue.send)", engine),
+        ("of which: JSON encode (_wire.encode)", encode),
         (
-            "of which: the dict client's SendMessage (Client.call)",
-            best(lambda: client.call("SendMessage", params)),
+            "of which: the rest (headers, body, request id, ASGI messages)",
+            max(0.0, whole - decode - call - encode),
         ),
-        ("of which, inside it: the engine's send (Queue.send)", best(lambda: queue.send(BODY))),
-        ("of which: JSON encode (_wire.encode)", best(lambda: _wire.encode(result, "r"))),
     ]
 
 
