@@ -24,21 +24,23 @@ answer back. No SQS rule lives here.
   with an empty ReceiveMessage at once.
 * **Security.** Binds 127.0.0.1 by default. ``credentials`` turns on AWS
   Signature V4 verification (:mod:`sqsqueue.aws._sigv4`, botocore's
-  signature computed directly); the verified key's account is the caller the queue policy checks.
+  signature computed directly); the verified key's account is the caller the
+  queue policy checks.
   A non-loopback address is refused without credentials unless
   ``allow_anonymous``. Request bodies, header bytes and header counts are
   bounded. A request's head must arrive within ``idle_timeout`` seconds of
   the connection opening (or of the previous answer), and its body within
   ``idle_timeout`` more, or the connection is closed and the request
-  abandoned (:mod:`sqsqueue.server._httptools` where httptools is installed,
-  :mod:`sqsqueue.server._http` on h11 otherwise); a request whose body never arrives
-  whole is never run. Bytes that are not HTTP get AWS's 400
+  abandoned (:mod:`sqsqueue.server._httptools` where httptools is
+  installed, :mod:`sqsqueue.server._http` on h11 otherwise); a request whose
+  body never arrives whole is never run. Bytes that are not HTTP get AWS's 400
   ``InvalidHttpRequest`` in the request's protocol.
 
 Cost: each request costs its operation's cost plus parsing (linear in the
 body), about 20 µs of glue around a SendMessage (``benchmarks/RESULTS.md``,
-"Over HTTP: sqsqueue's endpoint against the floor"); the server runs every operation on its event loop thread (none but a
-long poll waits, and a long poll never blocks the loop).
+"Over HTTP: sqsqueue's endpoint against the floor"); the server runs every
+operation on its event loop thread (none but a long poll waits, and a long
+poll never blocks the loop).
 """
 
 from __future__ import annotations
