@@ -36,14 +36,13 @@ Servers (each on 127.0.0.1, uvicorn on asyncio's loop):
 Workloads (the JSON protocol, a 100-byte body):
 
 * ``SendMessage``: the same request again and again (the queue grows).
-* ``ReceiveMessage`` of 10 messages from a queue the server child filled
-  (untimed, in process) with more than the run can take, so every answer
-  carries 10 messages (receipts, attributes); the child checks the queue was
-  not emptied.
-* ``DeleteMessageBatch`` of 10 fresh receipt handles per request: the server
-  child stores and receives the messages first (untimed) and writes the
-  requests (signed, for ``sqsqueue-sigv4``) to a file that wrk's script plays
-  once, stopping when it runs out.
+* ``ReceiveMessage`` of 10 messages and ``DeleteMessageBatch`` of 10 fresh
+  receipt handles: the server child fills fresh queues (untimed, in process;
+  for the deletes it also receives the messages) and writes the requests
+  (signed, for ``sqsqueue-sigv4``) to a file that wrk's script plays once,
+  stopping when it runs out, so every answer carries 10 messages or deletes
+  10. The requests take turns over enough queues that none holds more than
+  100,000 messages in flight (AWS's limit is 120,000 a queue).
 * the connection sweep: ``SendMessage`` at 1 to 64 connections against
   ``sqsqueue``, ``hello`` and ``moto``, plotted
   (``endpoint_rps_vs_connections.png``).
@@ -55,7 +54,6 @@ given. Targets are reported, never asserted.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
@@ -97,7 +95,7 @@ KEY, SECRET = "bench-key", "bench-secret"
 TARGET = 0.35
 TARGET_SIGNED = 0.25
 PLOT = "endpoint_rps_vs_connections.png"
-_DELETE_QUEUES = itertools.count()
+_PLAYLIST_QUEUES = itertools.count()
 perf = time.perf_counter
 
 
@@ -108,11 +106,11 @@ class Sizes:
     connections: int  # the targets' runs
     sweep: tuple[int, ...]  # connections of the plotted sweep
     sweep_seconds: int
-    deletes: int  # pre-built DeleteMessageBatch requests per run
+    playlist: int  # pre-built ReceiveMessage / DeleteMessageBatch requests per run
 
 
-FULL = Sizes(3, 3, 8, (1, 2, 4, 8, 16, 32, 64), 2, 40_000)
-QUICK = Sizes(1, 1, 8, (1, 8, 64), 1, 4_000)
+FULL = Sizes(3, 3, 8, (1, 2, 4, 8, 16, 32, 64), 2, 60_000)
+QUICK = Sizes(1, 1, 8, (1, 8, 64), 1, 15_000)
 
 
 # -- the servers (child processes) -----------------------------------------------------
@@ -170,8 +168,8 @@ def bare_app() -> Any:
 
 def serve_child(kind: str) -> int:
     """Runs in a child process: serve until stdin closes or says ``quit``. Prints
-    ``{"url": ...}`` once serving; for sqsqueue, ``deletes N FILE`` writes N
-    DeleteMessageBatch requests of fresh handles to FILE and answers ``ok``."""
+    ``{"url": ...}`` once serving; for sqsqueue, ``requests ACTION N FILE``
+    writes N requests (:func:`write_requests`) to FILE and answers ``ok``."""
     import threading
 
     if kind in ("hello", "hello-h11", "bare"):
@@ -215,8 +213,7 @@ def serve_child(kind: str) -> int:
         sys.stdin.read()
         moto.stop()
         return 0
-    from sqsqueue import Broker, SendEntry
-    from sqsqueue.errors import QueueDoesNotExist
+    from sqsqueue import Broker
     from sqsqueue.server import serve
 
     broker: Broker[Any] = Broker(account_id=ACCOUNT, region=REGION)  # the wall clock
@@ -225,18 +222,13 @@ def serve_child(kind: str) -> int:
     print(json.dumps({"url": handle.endpoint_url}), flush=True)
     for line in sys.stdin:
         cmd = line.split()
-        if cmd[:1] == ["fill"]:  # a fresh queue "r" of N messages
-            with contextlib.suppress(QueueDoesNotExist):
-                broker.delete_queue("r")
-            queue = broker.create_queue("r")
-            for _ in range(int(cmd[1]) // 10):
-                queue.send_batch([SendEntry(str(i), BODY) for i in range(10)])
+        if cmd[:1] == ["requests"]:  # requests ACTION N FILE
+            action, n, path = cmd[1], int(cmd[2]), Path(cmd[3])
+            write_requests(broker, handle.endpoint_url, action, n, path, credentials)
             print("ok", flush=True)
-        elif cmd[:1] == ["left"]:
-            counts = broker.get_queue("r").get_attributes(["ApproximateNumberOfMessages"])
-            print(counts["ApproximateNumberOfMessages"], flush=True)
-        elif cmd[:1] == ["deletes"]:
-            write_deletes(broker, handle.endpoint_url, int(cmd[1]), Path(cmd[2]), credentials)
+        elif cmd[:1] == ["drop"]:  # the playlists' queues, once played
+            for url in broker.list_queues("w").queue_urls:
+                broker.delete_queue(url)
             print("ok", flush=True)
         elif cmd[:1] == ["quit"]:
             break
@@ -244,26 +236,37 @@ def serve_child(kind: str) -> int:
     return 0
 
 
-def write_deletes(
-    broker: Any, url: str, n: int, path: Path, credentials: dict[str, str] | None
+#: Messages a playlist leaves in flight per queue, under AWS's 120,000 (a queue
+#: answers OverLimit past it): the requests are spread over enough queues.
+PER_QUEUE = 100_000
+
+
+def write_requests(
+    broker: Any, url: str, action: str, n: int, path: Path, credentials: dict[str, str] | None
 ) -> None:
-    """N DeleteMessageBatch requests, each of 10 messages stored and received
-    here (in process, untimed), one raw HTTP request per line of ``path``
-    (CRLF written as \\x1e)."""
+    """N requests of 10 messages each, one raw HTTP request per line of
+    ``path`` (CRLF written as \\x1e), taking turns over fresh queues that
+    each keep at most PER_QUEUE messages in flight. ReceiveMessage: the
+    queues are filled here (in process, untimed) with the 10 messages of
+    each request. DeleteMessageBatch: each request's 10 messages are also
+    received here first, and the request deletes them by their handles."""
     from sqsqueue import SendEntry
 
-    queue = broker.create_queue(f"d{next(_DELETE_QUEUES)}")
-    queue_url = f"{url}/{ACCOUNT}/{queue.name}"
+    count = -(-n * 10 // PER_QUEUE)
+    queues = [broker.create_queue(f"w{next(_PLAYLIST_QUEUES)}") for _ in range(count)]
     host = url.removeprefix("http://")
     with path.open("w", encoding="latin-1") as out:
-        for _ in range(n):
-            queue.send_batch([SendEntry(str(i), BODY) for i in range(10)])
-            handles = [m.receipt_handle for m in queue.receive(10, visibility_timeout=3600)]
-            payload = {
-                "QueueUrl": queue_url,
-                "Entries": [{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(handles)],
-            }
-            body, headers = json_request(url, "DeleteMessageBatch", payload, credentials)
+        for i in range(n):
+            queue = queues[i % count]
+            queue_url = f"{url}/{ACCOUNT}/{queue.name}"
+            queue.send_batch([SendEntry(str(j), BODY) for j in range(10)])
+            if action == "ReceiveMessage":
+                payload: dict[str, Any] = {"QueueUrl": queue_url, "MaxNumberOfMessages": 10}
+            else:
+                handles = [m.receipt_handle for m in queue.receive(10, visibility_timeout=3600)]
+                entries = [{"Id": str(j), "ReceiptHandle": h} for j, h in enumerate(handles)]
+                payload = {"QueueUrl": queue_url, "Entries": entries}
+            body, headers = json_request(url, action, payload, credentials)
             head = f"POST / HTTP/1.1\x1eHost: {host}\x1e" + "".join(
                 f"{k}: {v}\x1e" for k, v in headers.items()
             )
@@ -308,7 +311,10 @@ class Child:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
-        return self.proc.stdout.readline().strip()
+        answer = self.proc.stdout.readline().strip()
+        if not answer:
+            raise RuntimeError(f"the {self.kind} server child did not answer {line!r}")
+        return answer
 
     def close(self) -> None:
         try:
@@ -456,7 +462,7 @@ def measure(sizes: Sizes, wrk: Wrk, tmp: Path) -> Results:
             payload = {"QueueUrl": f"{url}/{ACCOUNT}/q", "MessageBody": BODY}
             return raw_request(url, "SendMessage", payload, kind == "sqsqueue-sigv4")
 
-        for kind in ("sqsqueue", "sqsqueue-sigv4"):  # create the queues (q, and r filled)
+        for kind in ("sqsqueue", "sqsqueue-sigv4"):  # create the queue q
             url = servers[kind].url
             post(url, raw_request(url, "CreateQueue", {"QueueName": "q"}, kind == "sqsqueue-sigv4"))
         moto_url = servers["moto"].url
@@ -470,11 +476,6 @@ def measure(sizes: Sizes, wrk: Wrk, tmp: Path) -> Results:
             aws_secret_access_key="testing",
         ).create_queue(QueueName="q")
 
-        def receive(kind: str) -> bytes:
-            url = servers[kind].url
-            payload = {"QueueUrl": f"{url}/{ACCOUNT}/r", "MaxNumberOfMessages": 10}
-            return raw_request(url, "ReceiveMessage", payload, kind == "sqsqueue-sigv4")
-
         for r in range(sizes.rounds):
             res.loads.append(loadavg())
             progress("http", f"round {r + 1} of {sizes.rounds}", f"load average {loadavg()}")
@@ -484,20 +485,24 @@ def measure(sizes: Sizes, wrk: Wrk, tmp: Path) -> Results:
                 ("hello-world", "hello-h11", None),
                 ("SendMessage", "bare", send("bare")),
                 ("SendMessage", "sqsqueue-sigv4", send("sqsqueue-sigv4")),
-                ("ReceiveMessage", "sqsqueue", receive("sqsqueue")),
-                ("ReceiveMessage", "sqsqueue-sigv4", receive("sqsqueue-sigv4")),
             ]
-            for kind in ("sqsqueue", "sqsqueue-sigv4"):
-                path = tmp / f"deletes-{kind}.txt"
-                servers[kind].ask(f"deletes {sizes.deletes} {path}")
-                turns.append(("DeleteMessageBatch", kind, path))
+            for action in ("ReceiveMessage", "DeleteMessageBatch"):
+                for kind in ("sqsqueue", "sqsqueue-sigv4"):
+                    turns.append((action, kind, tmp / f"{action}-{kind}.txt"))
             turns.append(("hello-world", "hello", None))  # the floor again, after
             for workload, kind, request in turns:
-                if workload == "ReceiveMessage":
-                    servers[kind].ask(f"fill {sizes.deletes * 10}")
+                if isinstance(request, Path):  # written just before it is played
+                    servers[kind].ask(f"requests {workload} {sizes.playlist} {request}")
                 value = wrk.run(servers[kind].url, sizes.connections, sizes.seconds, request)
-                if workload == "ReceiveMessage" and servers[kind].ask("left") == "0":
-                    raise RuntimeError(f"{kind}'s queue ran out of messages: raise Sizes.deletes")
+                if isinstance(request, Path):
+                    servers[kind].ask("drop")
+                    # wrk divides by the whole duration: a playlist played out
+                    # before the end would understate the rate.
+                    if value * sizes.seconds > 0.95 * sizes.playlist:
+                        raise RuntimeError(
+                            f"{workload} on {kind} played its {sizes.playlist:,} requests "
+                            "before the run ended: raise Sizes.playlist"
+                        )
                 res.keep((workload, kind), value)
                 progress("http", f"{workload} {kind}, {sizes.connections} connections", rate(value))
         for r in range(sizes.rounds):
