@@ -388,7 +388,10 @@ class _BaseQueue(QueueSettings, abc.ABC):
             raise _validate.too_big(self._max_size, batch=batch)
         delay = None if delay_seconds is None else _validate.delay_seconds(delay_seconds)
         trace = None if trace_header is None else _validate.trace_header(trace_header)
-        group, dedup = self._check_ids(delay, group_id, deduplication_id, batch=batch)
+        if group_id is None and deduplication_id is None and not self.FIFO:
+            group = dedup = None  # what a standard queue's _check_ids answers, uncalled
+        else:
+            group, dedup = self._check_ids(delay, group_id, deduplication_id, batch=batch)
         return draft(text, size, attributes, attributes_md5, trace, group, dedup), delay
 
     @abc.abstractmethod

@@ -191,3 +191,26 @@ class TestRevisibleIndex:
         assert not q._revisible
         assert counts(q) == (1, 1, 0)
         q._check()
+
+
+@given(
+    group_id=st.none() | st.text(max_size=3),
+    dedup_id=st.none() | st.text(max_size=3),
+    delay=st.none() | st.integers(0, 900),
+)
+def test_the_send_path_skips_check_ids_only_where_it_answers_nothing(
+    group_id: str | None, dedup_id: str | None, delay: int | None
+) -> None:
+    """_prepare skips a standard queue's _check_ids when neither id is given:
+    whatever _check_ids answers or raises, _prepare answers or raises the same."""
+    q = Queue("hot", clock=ManualClock(start=START))
+    try:
+        expected: object = q._check_ids(delay, group_id, dedup_id, batch=False)
+    except errors.SQSError as err:
+        expected = type(err)
+    try:
+        rec, _ = q._prepare("x", delay, None, None, group_id, dedup_id, batch=False)
+        got: object = (rec.group_id, rec.dedup_id)
+    except errors.SQSError as err:
+        got = type(err)
+    assert got == expected

@@ -119,8 +119,6 @@ OPERATIONS = (
     "UntagQueue",
 )
 
-_MISSING = object()
-
 
 def _snake(name: str) -> str:
     out = []
@@ -129,6 +127,10 @@ def _snake(name: str) -> str:
             out.append("_")
         out.append(ch.lower())
     return "".join(out)
+
+
+#: Each operation's method name (``SendMessage`` -> ``send_message``).
+_METHODS = {operation: _snake(operation) for operation in OPERATIONS}
 
 
 class _Params:
@@ -146,8 +148,8 @@ class _Params:
         self._params = params
 
     def get(self, name: str, kind: type | tuple[type, ...], *, required: bool = False) -> Any:
-        value = self._params.get(name, _MISSING)
-        if value is _MISSING or value is None:
+        value = self._params.get(name)
+        if value is None:  # absent or null
             if required:
                 raise MissingParameter(f"The request must contain the parameter {name}.")
             return None
@@ -251,7 +253,8 @@ class Client(SQSClient):
 
     def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation by its AWS name (``"SendMessage"``) with boto3 params."""
-        if not isinstance(operation, str) or operation not in OPERATIONS:
+        method_name = _METHODS.get(operation) if isinstance(operation, str) else None
+        if method_name is None:
             raise InvalidAction(f"The action {show(operation)} is not valid for this endpoint.")
         if params is not None and not isinstance(params, Mapping):
             raise InvalidParameterValue("The request parameters must be a mapping.")
@@ -260,7 +263,7 @@ class Client(SQSClient):
             raise InvalidParameterValue(
                 f"Unknown parameter {show(unknown[0])} for operation {operation}."
             )
-        method: Callable[..., dict[str, Any]] = getattr(self, _snake(operation))
+        method: Callable[..., dict[str, Any]] = getattr(self, method_name)
         return method(**dict(params or {}))
 
     async def call_async(

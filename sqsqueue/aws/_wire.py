@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import json
+import os
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,6 +38,7 @@ __all__ = [
     "encode_error",
     "handle",
     "handle_async",
+    "new_request_id",
 ]
 
 TARGET_PREFIX = "AmazonSQS."
@@ -65,6 +68,17 @@ class SerializationError(SQSError, ValueError):
     wire_type = "SerializationException"
     http_status = 400
     sender_fault = True
+
+
+#: Request ids: a version-4 UUID's first 80 bits drawn once per process, then
+#: a counter from a random start (str(uuid.uuid4()) per request cost 3 µs).
+_ID_PREFIX = str(uuid.uuid4())[:24]
+_IDS = itertools.count(int.from_bytes(os.urandom(6), "big"))
+
+
+def new_request_id() -> str:
+    """A request id in the UUID form AWS's have, unique in this process. O(1)."""
+    return f"{_ID_PREFIX}{next(_IDS) & 0xFFFFFFFFFFFF:012x}"
 
 
 def _depth_ok(value: Any, depth: int = 0) -> bool:
@@ -192,14 +206,14 @@ def handle(
     headers: Mapping[str, str] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
     """Answer one awsJson1_0 request: (HTTP status, headers, body)."""
-    request_id = str(uuid.uuid4())
+    rid = new_request_id()
     try:
         operation, params = decode(target, body, headers)
-        return encode(client_for().call(operation, params), request_id)
+        return encode(client_for().call(operation, params), rid)
     except SQSError as err:
-        return _error(err, request_id)
+        return _error(err, rid)
     except Exception as exc:  # a bug: answer as AWS answers its own (500, Receiver)
-        return _error(internal_error(exc), request_id)
+        return _error(internal_error(exc), rid)
 
 
 async def handle_async(
@@ -212,9 +226,9 @@ async def handle_async(
     """:func:`handle` for asyncio: a ReceiveMessage long poll awaits the engine.
 
     An unexpected exception propagates (the caller logs it and answers 500)."""
-    request_id = request_id or str(uuid.uuid4())
+    rid = request_id or new_request_id()
     try:
         operation, params = decode(target, body, headers)
-        return encode(await client.call_async(operation, params), request_id)
+        return encode(await client.call_async(operation, params), rid)
     except SQSError as err:
-        return _error(err, request_id)
+        return _error(err, rid)

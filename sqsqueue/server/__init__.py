@@ -3,8 +3,10 @@
 * :mod:`._app`: :class:`Endpoint`, the ASGI application: reads a request, hands
   it to the wire codecs of :mod:`sqsqueue.aws`, calls the broker, writes the
   answer. No SQS rule lives here.
-* :mod:`._http`: uvicorn's HTTP/1.1 protocol with a read deadline and AWS's 400
-  for bytes that are not HTTP.
+* :mod:`._httptools` and :mod:`._http`: uvicorn's HTTP/1.1 protocols on
+  httptools (used where installed: the extra brings it) and on h11 (the
+  fallback), each with read deadlines, a bound on a request's head and AWS's
+  400 for bytes that are not HTTP.
 * :mod:`._run`: :func:`serve` (what :meth:`Broker.serve <sqsqueue.Broker.serve>`
   calls) and :class:`EndpointHandle`: uvicorn on a background thread.
 * :mod:`._credentials`: access keys for Signature V4 (:func:`load_credentials`).

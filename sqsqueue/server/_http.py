@@ -33,14 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 
 import h11
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 from sqsqueue.aws import _errors, _query, _wire
 
-__all__ = ["EndpointProtocol", "protocol_class"]
+__all__ = ["EndpointProtocol", "protocol_class", "refusal"]
 
 
 class EndpointProtocol(H11Protocol):
@@ -112,15 +111,7 @@ class EndpointProtocol(H11Protocol):
         refused = sys.exc_info()[1]
         # h11's reason, without the refused bytes it may quote.
         reason = str(refused).split(": bytearray(")[0] if refused is not None else ""
-        reason = reason or msg.rstrip(".")
-        err = _errors.InvalidHttpRequest(f"Invalid HTTP request. Reason: {reason[:200]}.")
-        request_id = str(uuid.uuid4())
-        if self._json_request():
-            status, headers, body = _wire.encode_error(err, request_id)
-        else:
-            status, headers, body = _query.encode_error(err, request_id)
-        headers["Content-Length"] = str(len(body))
-        headers["Connection"] = "close"
+        status, headers, body = refusal(reason or msg.rstrip("."), self._json_request())
         try:
             response = h11.Response(
                 status_code=status,
@@ -138,6 +129,20 @@ class EndpointProtocol(H11Protocol):
         if self.cycle is None or self.cycle.response_complete or self.headers is None:
             return False
         return any(name == b"x-amz-target" for name, _ in self.headers)
+
+
+def refusal(reason: str, json_request: bool) -> tuple[int, dict[str, str], bytes]:
+    """AWS's 400 InvalidHttpRequest for bytes the parser refused, in the
+    request's protocol, with the headers that close the connection."""
+    err = _errors.InvalidHttpRequest(f"Invalid HTTP request. Reason: {reason[:200]}.")
+    request_id = _wire.new_request_id()
+    if json_request:
+        status, headers, body = _wire.encode_error(err, request_id)
+    else:
+        status, headers, body = _query.encode_error(err, request_id)
+    headers["Content-Length"] = str(len(body))
+    headers["Connection"] = "close"
+    return status, headers, body
 
 
 def protocol_class(read_timeout: float) -> type[EndpointProtocol]:

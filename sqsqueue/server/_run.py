@@ -23,11 +23,13 @@ from sqsqueue.server._credentials import Credentials
 from sqsqueue.server._moto import MotoRouter, check_moto, provider
 
 __all__ = [
+    "HTTP_PARSER",
     "IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
     "EndpointHandle",
     "attach_console",
     "check_serve_options",
+    "http_parser",
     "serve",
 ]
 
@@ -44,13 +46,43 @@ SHUTDOWN_GRACE = 3
 NEEDS_EXTRA = "serving needs uvicorn: pip install 'sqsqueue[server]'"
 
 
+#: The HTTP parser a server is built with: None is the fastest installed
+#: (httptools, which the ``server`` extra brings, else h11); "h11" or
+#: "httptools" names one (the tests run the hardening against each).
+HTTP_PARSER: str | None = None
+
+
+def http_parser() -> str:
+    """The parser :func:`uvicorn_server` uses: :data:`HTTP_PARSER`, or
+    httptools where it is installed and h11 where it is not."""
+    if HTTP_PARSER is not None:
+        return HTTP_PARSER
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "h11"
+    return "httptools"
+
+
+def http_protocol(idle_timeout: float) -> type[Any]:
+    """The hardened protocol class of :func:`http_parser`'s parser
+    (:mod:`._httptools` or :mod:`._http`), its read deadline set."""
+    if http_parser() == "httptools":
+        from sqsqueue.server import _httptools
+
+        return _httptools.protocol_class(idle_timeout, 2 * MAX_HEADER_BYTES)
+    from sqsqueue.server import _http
+
+    return _http.protocol_class(idle_timeout)
+
+
 def uvicorn_server(endpoint: Endpoint | MotoRouter, idle_timeout: float) -> Any:
     """uvicorn's server for ``endpoint``; ImportError naming the extra when
     uvicorn is not installed."""
     try:
         import uvicorn
 
-        from sqsqueue.server._http import protocol_class
+        protocol = http_protocol(idle_timeout)
     except ImportError as exc:
         raise ImportError(NEEDS_EXTRA) from exc
 
@@ -64,9 +96,12 @@ def uvicorn_server(endpoint: Endpoint | MotoRouter, idle_timeout: float) -> Any:
     config = uvicorn.Config(
         endpoint,
         lifespan="off",
-        # h11 (bounds a head's bytes: h11_max_incomplete_event_size),
-        # with a read deadline and AWS-shaped 400s (sqsqueue.server._http).
-        http=protocol_class(idle_timeout),
+        # httptools or h11, each with a read deadline, a bound on a head's
+        # bytes and AWS-shaped 400s (sqsqueue.server._httptools, ._http).
+        http=protocol,
+        # asyncio's own loop whatever else is installed: the protocols and
+        # the long polls are tested on it.
+        loop="asyncio",
         ws="none",
         log_config=None,  # leave the application's logging alone
         access_log=False,

@@ -1,5 +1,10 @@
 """Fixtures for the HTTP endpoint tests: a broker served on 127.0.0.1, and raw
-HTTP requests to it (no SDK in between, so framing errors can be sent)."""
+HTTP requests to it (no SDK in between, so framing errors can be sent).
+
+``parser`` runs a test once per HTTP parser the ``server`` extra ships
+(httptools, the default where installed, and h11, the fallback): every server
+the test starts parses with it. ``endpoint`` uses it, and the hardening tests
+ask for it."""
 
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from sqsqueue import Broker, ManualClock
-from sqsqueue.server import EndpointHandle
+from sqsqueue.server import EndpointHandle, _run
 
 ACCOUNT = "123456789012"
+#: The HTTP parsers the endpoint ships with: each carries the same hardening.
+PARSERS = ["httptools", "h11"]
 
 
 @dataclass
@@ -29,8 +36,16 @@ def broker() -> Broker[Any]:
     return Broker(clock=ManualClock(start=1_700_000_000.0), account_id=ACCOUNT)
 
 
+@pytest.fixture(params=PARSERS)
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each shipped HTTP parser in turn (never skipped: the extra installs both)."""
+    name: str = request.param
+    monkeypatch.setattr(_run, "HTTP_PARSER", name)
+    return name
+
+
 @pytest.fixture
-def endpoint(broker: Broker[Any]) -> Iterator[EndpointHandle]:
+def endpoint(broker: Broker[Any], parser: str) -> Iterator[EndpointHandle]:
     with broker.serve() as handle:
         yield handle
 

@@ -1,6 +1,8 @@
 """The HTTP connection itself, spoken to byte by byte: truncated requests,
 read deadlines (slow or silent clients), oversized header sections, and bytes
-that are not HTTP at all. Raw sockets, so nothing in between fixes the bytes."""
+that are not HTTP at all. Raw sockets, so nothing in between fixes the bytes.
+Every test runs against each HTTP parser shipped (httptools and h11), and the
+fallback to h11 where httptools is missing is tested."""
 
 from __future__ import annotations
 
@@ -71,6 +73,7 @@ def query_send(queue_url: str, body: str) -> bytes:
     ).encode()
 
 
+@pytest.mark.usefixtures("parser")
 class TestTruncatedRequests:
     """A body cut short is abandoned: nothing runs, nothing is answered."""
 
@@ -104,12 +107,13 @@ class TestTruncatedRequests:
 
 
 @pytest.fixture
-def quick(broker: Broker[Any]) -> Iterator[EndpointHandle]:
+def quick(broker: Broker[Any], parser: str) -> Iterator[EndpointHandle]:
     """An endpoint whose read deadline is half a second."""
     with serve(broker, idle_timeout=0.5) as handle:
         yield handle
 
 
+@pytest.mark.usefixtures("parser")
 class TestReadDeadline:
     """Slow or silent clients are cut off: a request's head must arrive within
     ``idle_timeout``, its body within ``idle_timeout`` more (slowloris)."""
@@ -210,6 +214,7 @@ class TestReadDeadline:
 XMLNS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
 
 
+@pytest.mark.usefixtures("parser")
 class TestBytesThatAreNotHTTP:
     """What h11 refuses gets AWS's 400 InvalidHttpRequest, not uvicorn's plain
     text: XML (the protocol cannot be known) unless a parsed head named an
@@ -269,3 +274,97 @@ class TestBytesThatAreNotHTTP:
         sock.close()
         pause(0.2)
         assert queue.receive() == []  # the request's body never arrived whole
+
+
+class TestParsers:
+    """Which parser serves, and the head bound each enforces."""
+
+    def test_the_asked_parser_serves(self, endpoint: EndpointHandle, parser: str) -> None:
+        sock = connect(endpoint)
+        sock.sendall(b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_reply(sock)[0] == 200
+        (protocol,) = endpoint._server.server_state.connections
+        expected = {"h11": "H11Protocol", "httptools": "HttpToolsProtocol"}[parser]
+        assert expected in {cls.__name__ for cls in type(protocol).__mro__}
+        assert type(protocol).read_timeout == 30
+        sock.close()
+
+    def test_a_head_over_the_bound_arriving_in_pieces_is_refused(
+        self, endpoint: EndpointHandle
+    ) -> None:
+        """A head that keeps growing is cut off at twice the Endpoint's header
+        bound (32 KiB), whichever parser reads it: memory per connection stays
+        bounded and the client gets InvalidHttpRequest."""
+        sock = connect(endpoint)
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        sent = 0
+        for i in range(64):  # 64 KiB if never refused
+            try:
+                sock.sendall(b"X-Pad-%02d: %s\r\n" % (i, b"a" * 1000))
+            except OSError:  # the server answered and closed
+                break
+            sent += 1
+            pause(0.01)
+        status, _, body = read_reply(sock)
+        assert status == 400 and b"<Code>InvalidHttpRequest</Code>" in body, body
+        assert 32 <= sent < 40  # refused just past 32 KiB
+        sock.close()
+
+
+def test_h11_serves_where_httptools_is_missing(
+    broker: Broker[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without httptools (an install without the extra's speedup), the server
+    falls back to h11 with the same hardening instead of failing."""
+    import sys
+
+    from sqsqueue.server import _run
+
+    monkeypatch.setattr(_run, "HTTP_PARSER", None)
+    assert _run.http_parser() == "httptools"  # the extra installs it
+    monkeypatch.setitem(sys.modules, "httptools", None)  # import httptools now fails
+    assert _run.http_parser() == "h11"
+    with serve(broker, idle_timeout=0.5) as handle:
+        sock = connect(handle)
+        sock.sendall(b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_reply(sock)[0] == 200
+        (protocol,) = handle._server.server_state.connections
+        assert "H11Protocol" in {cls.__name__ for cls in type(protocol).__mro__}
+        assert closed_by_server(sock, within=5)  # its read deadline holds
+        sock.close()
+        sock = connect(handle)
+        sock.sendall(b"GARBAGE\r\n\r\n")
+        assert b"<Code>InvalidHttpRequest</Code>" in read_reply(sock)[2]
+        sock.close()
+
+
+def test_an_answer_leaves_in_one_write() -> None:
+    """The httptools protocol hands each response cycle a transport that joins
+    what the cycle writes in one step of the event loop (head, then body) into
+    one write, and writes what it holds before closing."""
+    import asyncio
+
+    from sqsqueue.server._httptools import _OneWrite
+
+    class Transport:
+        def __init__(self) -> None:
+            self.events: list[object] = []
+
+        def write(self, data: bytes) -> None:
+            self.events.append(data)
+
+        def close(self) -> None:
+            self.events.append("close")
+
+    async def main() -> list[object]:
+        real = Transport()
+        held = _OneWrite(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+        held.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        held.write(b"body")
+        assert real.events == []
+        await asyncio.sleep(0)
+        held.write(b"next")
+        held.close()
+        return real.events
+
+    assert asyncio.run(main()) == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"next", "close"]

@@ -136,6 +136,7 @@ class TestBadRequests:
         assert "secret detail" in caplog.text
 
 
+@pytest.mark.usefixtures("parser")
 class TestSignatureV4:
     """Credentials turn on SigV4: wrong signatures get AWS's 403 and change nothing."""
 
@@ -245,6 +246,7 @@ class TestSignatureV4:
         assert stranger.list_message_move_tasks(SourceArn=dlq_arn)["Results"]
 
 
+@pytest.mark.usefixtures("parser")
 class TestBinding:
     def test_non_loopback_without_credentials_is_refused(self, broker: Broker[Any]) -> None:
         with pytest.raises(PermissionError, match="without credentials"):
@@ -274,6 +276,7 @@ class TestBinding:
         assert time.perf_counter() - started < 0.5
 
 
+@pytest.mark.usefixtures("parser")
 class TestLongPolls:
     def test_many_concurrent_polls_each_answered_by_a_send(self) -> None:
         """Section 12: 300 open 20 s polls over HTTP hold no thread each and are

@@ -1,0 +1,243 @@
+"""The endpoint's HTTP/1.1 connections on httptools (llhttp, in C): what
+:mod:`._http` does for h11, for uvicorn's faster parser.
+
+uvicorn serves with this protocol when httptools is installed (the ``server``
+extra brings it) and with :mod:`._http`'s h11 protocol otherwise; both hold
+the same hardening, and every hardening test runs against each:
+
+* **Read deadline.** A request's head must arrive whole within
+  ``read_timeout`` seconds of the connection opening (or of the previous
+  answer), and its body within ``read_timeout`` more; the deadline counts from
+  the start of each phase, so a client trickling bytes is cut off too. It does
+  not run while a complete request is served (a long poll is never cut short).
+  A connection past its deadline is closed without an answer, and a request
+  whose body was cut off is abandoned by the application.
+* **Head bound.** llhttp bounds neither the request line nor the header
+  section: the bytes of the target, header names and values are counted as
+  they arrive, and a head over ``max_head_bytes`` is refused (h11 refuses the
+  same with ``h11_max_incomplete_event_size``), so memory per connection stays
+  bounded. Heads under it reach the Endpoint, which answers its own, tighter
+  bound in the request's protocol.
+* **Refused bytes** (what llhttp refuses: a malformed Content-Length or chunk
+  size, a TLS ClientHello, a request line that is not HTTP, a target with
+  bytes that are not URL characters; and what h11 refuses that llhttp accepts:
+  HTTP/1.1 without Host, a target that is not ASCII) get AWS's 400
+  ``InvalidHttpRequest`` in the request's protocol (:func:`._http.refusal`),
+  then the connection closes.
+* **Shutdown** closes a connection whose request body is still being read, so
+  that request is abandoned at once.
+
+Cost: one timer per connection, re-armed at most twice per request, and a
+length sum per header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import httptools
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from sqsqueue.server._http import refusal
+
+__all__ = ["HttptoolsEndpointProtocol", "protocol_class"]
+
+_HEAD, _BODY = "head", "body"
+
+
+class _Refused(Exception):
+    """Raised in a parser callback for a head h11 would refuse; httptools
+    re-raises it from ``feed_data`` as the context of its callback error."""
+
+
+class HttptoolsEndpointProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with a read deadline, a bound on the head
+    and AWS-shaped 400s."""
+
+    #: Seconds a request's head, then its body, may take to arrive.
+    read_timeout: float = 30.0
+    #: Bytes of request target, header names and values a head may carry.
+    max_head_bytes: int = 32 * 1024
+    _deadline: asyncio.TimerHandle | None = None
+    _phase: str | None = None  # the phase the deadline is armed for
+    #: What the parser is reading: a head, a body, or nothing (the request is whole).
+    _reading: str | None = _HEAD
+    _head_bytes = 0
+
+    # -- the read deadline ------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._track()
+
+    def data_received(self, data: bytes) -> None:
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            # uvicorn's own handling: the endpoint serves no websocket, so
+            # this warns and the request is answered as HTTP/1.1.
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+        except httptools.HttpParserError:
+            self.send_400_response("Invalid HTTP request received.")
+            return
+        self._track()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._reading = _HEAD
+        self._head_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value))
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self.parser.get_http_version() == "1.1" and not any(
+            name == b"host" for name, _ in self.headers
+        ):
+            raise _Refused("HTTP/1.1 requests must have a Host header")
+        if not self.url.isascii():
+            raise _Refused("the request target is not ASCII")
+        self._reading = _BODY
+        super().on_headers_complete()
+
+    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        # The cycle writes through a transport that sends a response's head
+        # and body in one write (one send(2) instead of two).
+        cycle.transport = _OneWrite(self.transport, self.loop)
+        super()._start_asgi_task(cycle, app)
+
+    def on_message_complete(self) -> None:
+        self._reading = None
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _count(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > self.max_head_bytes:
+            raise _Refused(f"the request's head is larger than {self.max_head_bytes} bytes")
+
+    def _track(self) -> None:
+        """Arm the deadline when a phase starts (waiting for a head, reading a
+        body), keep it while the phase lasts, drop it once the request is whole
+        and while it is served."""
+        if self.transport is None or self.transport.is_closing():
+            self._disarm()
+            return
+        if self._reading is _BODY:
+            phase: str | None = _BODY
+        elif self.cycle is not None and not self.cycle.response_complete:
+            phase = None  # a whole request being served (a pipelined head waits too)
+        else:
+            phase = _HEAD
+        if phase is None:
+            self._disarm()
+        elif self._phase is not phase:
+            self._disarm()
+            self._phase = phase
+            self._deadline = self.loop.call_later(self.read_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._phase = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self._phase = None
+        if not self.transport.is_closing():
+            self.transport.close()  # an unread body reaches the application as a disconnect
+
+    def shutdown(self) -> None:
+        if self._reading is _BODY:
+            self._disarm()
+            self.transport.close()
+            return
+        super().shutdown()
+
+    # -- bytes the parser refuses -------------------------------------------------------
+
+    def send_400_response(self, msg: str) -> None:
+        """Answer AWS's InvalidHttpRequest in the request's protocol, then close."""
+        self._disarm()
+        refused = sys.exc_info()[1]
+        if refused is not None and isinstance(refused.__context__, _Refused):
+            refused = refused.__context__
+        reason = str(refused) if refused is not None else ""
+        if self.cycle is None or not self.cycle.response_started or self.cycle.response_complete:
+            status, headers, body = refusal(reason or msg.rstrip("."), self._json_request())
+            head = [STATUS_LINE[status]]
+            head.extend(f"{k}: {v}\r\n".encode("latin-1") for k, v in headers.items())
+            self.transport.write(b"".join(head) + b"\r\n" + body)
+        # else an answer was already under way: the connection just closes
+        self.transport.close()
+
+    def _json_request(self) -> bool:
+        """Whether the request being read had a parsed head naming X-Amz-Target."""
+        if self._reading is not _BODY or self.headers is None:
+            return False
+        return any(name == b"x-amz-target" for name, _ in self.headers)
+
+
+class _OneWrite:
+    """The transport as a request's cycle sees it: what the cycle writes in one
+    step of the event loop (an answer's head, then its body) leaves in one
+    write at the end of that step, or at once when the cycle closes the
+    connection. A send on loopback costs as much as a small request's parsing:
+    two of them per answer were a tenth of a request's time."""
+
+    __slots__ = ("_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        self._held.append(data)
+
+    def flush(self) -> None:
+        if self._held:
+            data = b"".join(self._held) if len(self._held) > 1 else self._held[0]
+            self._held.clear()
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+
+def protocol_class(read_timeout: float, max_head_bytes: int) -> type[HttptoolsEndpointProtocol]:
+    """:class:`HttptoolsEndpointProtocol` with its read deadline and head bound
+    set (uvicorn makes one instance per connection from the class it is given)."""
+    return type(
+        "HttptoolsEndpointProtocol",
+        (HttptoolsEndpointProtocol,),
+        {"read_timeout": float(read_timeout), "max_head_bytes": int(max_head_bytes)},
+    )
