@@ -39,16 +39,49 @@ from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 from sqsqueue.aws import _errors, _query, _wire
 
-__all__ = ["EndpointProtocol", "protocol_class", "refusal"]
+__all__ = ["EndpointProtocol", "ReadDeadline", "protocol_class", "refusal"]
 
 
-class EndpointProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a read deadline and AWS-shaped 400s."""
+class ReadDeadline:
+    """The read deadline both shipped protocols keep (this module's h11 one and
+    :mod:`._httptools`'s): one timer per phase of a request (its head, its
+    body), armed when the phase starts, closing the connection when it fires.
+    A protocol calls :meth:`_arm` with the phase it is in (None once the request
+    is whole) after every event; it provides ``loop`` and ``transport``, as
+    uvicorn's protocols do."""
 
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
     #: Seconds a request's head, then its body, may take to arrive.
     read_timeout: float = 30.0
     _deadline: asyncio.TimerHandle | None = None
-    _phase: object = None  # the h11 state the deadline is armed for
+    _phase: object = None  # the phase the deadline is armed for
+
+    def _arm(self, phase: object) -> None:
+        """Keep the deadline of ``phase`` (a new phase starts a new one);
+        None drops it. O(1)."""
+        if phase is None:
+            self._disarm()
+        elif self._phase is not phase:
+            self._disarm()
+            self._phase = phase
+            self._deadline = self.loop.call_later(self.read_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._phase = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        self._phase = None
+        if not self.transport.is_closing():
+            self.transport.close()  # an unread body reaches the application as a disconnect
+
+
+class EndpointProtocol(ReadDeadline, H11Protocol):
+    """uvicorn's h11 protocol with a read deadline and AWS-shaped 400s."""
 
     # -- the read deadline ------------------------------------------------------------
 
@@ -75,25 +108,7 @@ class EndpointProtocol(H11Protocol):
             self._disarm()
             return
         state = self.conn.their_state
-        if state is h11.IDLE or state is h11.SEND_BODY:
-            if self._phase is not state:
-                self._disarm()
-                self._phase = state
-                self._deadline = self.loop.call_later(self.read_timeout, self._expire)
-        else:
-            self._disarm()
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = None
-        self._phase = None
-
-    def _expire(self) -> None:
-        self._deadline = None
-        self._phase = None
-        if not self.transport.is_closing():
-            self.transport.close()  # an unread body reaches the application as a disconnect
+        self._arm(state if state is h11.IDLE or state is h11.SEND_BODY else None)
 
     def shutdown(self) -> None:
         if self.conn.their_state is h11.SEND_BODY:

@@ -40,7 +40,7 @@ from typing import Any
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from sqsqueue.server._http import refusal
+from sqsqueue.server._http import ReadDeadline, refusal
 
 __all__ = ["HttptoolsEndpointProtocol", "protocol_class"]
 
@@ -52,16 +52,12 @@ class _Refused(Exception):
     re-raises it from ``feed_data`` as the context of its callback error."""
 
 
-class HttptoolsEndpointProtocol(HttpToolsProtocol):
+class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     """uvicorn's httptools protocol with a read deadline, a bound on the head
     and AWS-shaped 400s."""
 
-    #: Seconds a request's head, then its body, may take to arrive.
-    read_timeout: float = 30.0
     #: Bytes of request target, header names and values a head may carry.
     max_head_bytes: int = 32 * 1024
-    _deadline: asyncio.TimerHandle | None = None
-    _phase: str | None = None  # the phase the deadline is armed for
     #: What the parser is reading: a head, a body, or nothing (the request is whole).
     _reading: str | None = _HEAD
     _head_bytes = 0
@@ -147,24 +143,7 @@ class HttptoolsEndpointProtocol(HttpToolsProtocol):
             phase = None  # a whole request being served (a pipelined head waits too)
         else:
             phase = _HEAD
-        if phase is None:
-            self._disarm()
-        elif self._phase is not phase:
-            self._disarm()
-            self._phase = phase
-            self._deadline = self.loop.call_later(self.read_timeout, self._expire)
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = None
-        self._phase = None
-
-    def _expire(self) -> None:
-        self._deadline = None
-        self._phase = None
-        if not self.transport.is_closing():
-            self.transport.close()  # an unread body reaches the application as a disconnect
+        self._arm(phase)
 
     def shutdown(self) -> None:
         if self._reading is _BODY:
