@@ -506,11 +506,13 @@ class Poller:
             invocation = self._invoke(batch)
             self.invocations.append(invocation)
             if invocation.outcome != "success":
+                # A partial batch has no reason to show: its item failures are
+                # the messages returned.
                 log.warning(
-                    "invocation %s: %s (%s); returned %d of %d messages",
+                    "invocation %s: %s%s; returned %d of %d messages",
                     invocation.context.aws_request_id,
                     invocation.outcome,
-                    invocation.reason,
+                    f" ({invocation.reason})" if invocation.reason else "",
                     len(invocation.returned),
                     len(batch.records),
                 )

@@ -48,6 +48,28 @@ def test_start_stop_processes_in_the_background() -> None:
     assert sorted(done) == sorted(f"m{i}" for i in range(25)) and len(q) == 0
 
 
+def test_the_worker_logs_each_batch_that_returns_messages(caplog: pytest.LogCaptureFixture) -> None:
+    q = Queue("jobs", clock=SystemClock(), visibility_timeout=30)
+    for body in ("ok", "bad", "ok too"):
+        q.send(body)
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {
+            "batchItemFailures": [
+                {"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "bad"
+            ]
+        }
+
+    caplog.set_level("WARNING", logger="sqsqueue.awslambda")
+    with EventSourceMapping(
+        q, handler, function_response_types=["ReportBatchItemFailures"], function_timeout=1
+    ):
+        wait_for(lambda: caplog.records)
+    lines = [r.getMessage() for r in caplog.records]
+    # A partial batch names no reason (its item failures are what it returned).
+    assert any(line.endswith(": partial; returned 1 of 3 messages") for line in lines), lines
+
+
 def test_invocations_run_in_parallel_up_to_maximum_concurrency() -> None:
     q = Queue("jobs", clock=SystemClock())
     lock = threading.Lock()
