@@ -188,3 +188,42 @@ def test_a_large_broker_pages(browser: Any, page: Any) -> None:
         page.locator("#prefix").fill("q11")
         sync_api.expect(rows).to_have_count(10)
     broker.close()
+
+
+def test_queue_names_keep_to_one_line_inside_the_panel(
+    served: tuple[Broker[ManualClock], EndpointHandle], page: Any
+) -> None:
+    """Hyphenated names are not broken at the hyphen, an 80-character name is cut
+    with an ellipsis (whole in its tooltip), and the list never spills out of its
+    panel, before and after a queue is chosen."""
+    broker, endpoint = served
+    long_name = "orders-" + "x" * 73
+    for name in ("q-0001", long_name):
+        broker.create_queue(name)
+    page.goto(endpoint.console_url)
+    name_cell = cell(page, "q-0001", 0)
+    sync_api.expect(name_cell).to_have_text("q-0001")
+    long_cell = cell(page, long_name, 0)
+    sync_api.expect(long_cell).to_have_attribute("title", long_name)
+
+    def fits() -> None:
+        # The lines a name's text is laid out on: one each.
+        lines = page.evaluate(
+            "[...document.querySelectorAll('#queues td.name')].map(td => {"
+            " const r = document.createRange(); r.selectNodeContents(td);"
+            " return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; })"
+        )
+        assert lines == [1, 1], lines
+        panel = page.locator("#queues-panel").bounding_box()
+        table = page.locator("#queues").bounding_box()
+        assert table["x"] + table["width"] <= panel["x"] + panel["width"] + 0.5
+
+    fits()
+    assert page.evaluate(
+        "(() => { const c = document.querySelector(\"#queues td.name[title^='orders-']\");"
+        " return c.scrollWidth > c.clientWidth; })()"
+    ), "the long name is cut, not widening the table"
+    page.locator("#queues tr[data-queue='q-0001']").click()
+    sync_api.expect(page.locator("#queue-title")).to_have_text("q-0001")
+    fits()
+    shot(page, "long-names")

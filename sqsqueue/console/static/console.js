@@ -164,9 +164,9 @@
     const rows = doc.queues.map((q) => {
       recordDepth(q.name, q.visible, q.in_flight, q.delayed);
       const spark = svg("svg", { class: "spark" });
-      plot(spark, state.depths[q.name], 120, 22, false);
+      plot(spark, state.depths[q.name], 96, 22, false);
       const row = el("tr", { "data-queue": q.name, onclick: () => select(q.name) },
-        el("td", {}, q.name, q.fifo ? " " : null, q.fifo ? el("span", { class: "badge" }, "FIFO") : null),
+        el("td", { class: "name", title: q.name }, q.name, q.fifo ? " " : null, q.fifo ? el("span", { class: "badge" }, "FIFO") : null),
         el("td", { class: "num" }, q.visible),
         el("td", { class: "num" }, q.in_flight),
         el("td", { class: "num" }, q.delayed),
