@@ -225,3 +225,37 @@ def test_the_wheel_carries_the_console_files(clean_venv: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["console.css", "console.js", "favicon.svg", "index.html"]
+
+
+def test_the_sdist_holds_what_the_readme_and_the_test_command_need(
+    tmp_path: Path,
+) -> None:
+    """An unpacked sdist is a working tree: every relative link of README.md and
+    docs/ resolves inside it, `python3 tests` finds its bootstrap, and nothing
+    git ignores (a virtualenv, screenshots of a test run) is packed."""
+    import tarfile
+
+    from tests.test_readme import PAGES, SCHEME, targets
+
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    [sdist] = tmp_path.glob("sqsqueue-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        names = {n.removeprefix(f"{top}/") for n in archive.getnames()}
+    missing = []
+    for page in PAGES:
+        for target in targets(page):
+            path = target.partition("#")[0]
+            if SCHEME.match(target) or not path:
+                continue
+            file = (page.parent / path).resolve().relative_to(ROOT).as_posix()
+            if file not in names and not any(n.startswith(f"{file}/") for n in names):
+                missing.append(f"{page.name}: {target}")
+    assert missing == []
+    needed = {".ci/run", ".ci/bootstrap.py", "tests/__main__.py", "examples/spark_pipeline.py"}
+    assert needed <= names
+    assert not [n for n in names if n.startswith((".venv/", "tests/artifacts/", "dist/"))]
