@@ -52,6 +52,8 @@ __all__ = [
     "decode",
     "encode",
     "encode_error",
+    "encode_messages",
+    "encode_received",
     "handle",
     "handle_async",
     "new_request_id",
@@ -395,6 +397,18 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
             )
         parts.append(item + "}")
     return ('{"Messages":[' + ",".join(parts) + "]}").encode("utf-8")
+
+
+def encode_received(
+    messages: Sequence[Message], request_id: str
+) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer to a ReceiveMessage: :func:`encode` of the dict
+    client's result, written from the messages (``Client.receive_messages``)."""
+    return (
+        200,
+        {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE},
+        encode_messages(messages),
+    )
 
 
 def encode_batch_result(result: BatchResult) -> bytes:

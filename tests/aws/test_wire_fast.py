@@ -11,6 +11,7 @@ shape (docs/aws-behaviour.md §§1.2-1.4)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -26,6 +27,7 @@ from sqsqueue import Broker, ManualClock, SendEntry
 from sqsqueue._message import MessageAttributeValue
 from sqsqueue.aws import _query, _wire, handle
 from sqsqueue.aws._client import Client, _batch, _send_result
+from sqsqueue.errors import InvalidParameterValue
 from sqsqueue.testing import _hooks, mock_sqs
 from sqsqueue.testing import strategies as sqs_st
 from tests.aws._helpers import url_of
@@ -538,3 +540,26 @@ def test_xml_writers_write_what_the_model_walker_wrote(data: st.DataObject, outp
     status, _, body = _query.encode(operation, result, "rid")
     assert status == 200
     assert "".join(expected) in body.decode()
+
+
+def test_received_messages_answer_for_the_endpoint() -> None:
+    """``Client.receive_messages`` (what an endpoint may write its answer
+    from) checks what ``receive_message`` checks, and ``encode_received`` of
+    its messages is ``encode`` of the response dict."""
+    b = broker()
+    client = Client(b)
+    for body in ("a", AWKWARD):
+        client.send_message(QueueUrl=URL, MessageBody=body)
+    messages = client.receive_messages(QueueUrl=URL, MaxNumberOfMessages=10)
+    assert [m.body for m in messages] == ["a", AWKWARD]
+    expected = _wire.encode({"Messages": [m.to_aws() for m in messages]}, "rid")
+    assert _wire.encode_received(messages, "rid") == expected
+    assert _wire.encode_received([], "rid") == _wire.encode({}, "rid")
+    with pytest.raises(InvalidParameterValue, match="must be an integer"):
+        client.receive_messages(QueueUrl=URL, MaxNumberOfMessages="10")
+    with pytest.raises(InvalidParameterValue, match="Unknown parameter"):
+        asyncio.run(client.receive_messages_async(QueueUrl=URL, Max=1))
+    b.clock.advance(31)
+    assert (
+        len(asyncio.run(client.receive_messages_async(QueueUrl=URL, MaxNumberOfMessages=10))) == 2
+    )
