@@ -563,3 +563,29 @@ def test_received_messages_answer_for_the_endpoint() -> None:
     assert (
         len(asyncio.run(client.receive_messages_async(QueueUrl=URL, MaxNumberOfMessages=10))) == 2
     )
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@SETTINGS
+@given(
+    value=JSON_VALUES | st.dictionaries(TEXT, JSON_VALUES, max_size=3),
+    before=st.sampled_from(["", " ", "\n"]),
+    after=st.sampled_from(["", " ", "\t\r\n", "x", "}", "{}", "\x00"]),
+)
+@example(value={}, before="", after="")
+@example(value={"a": 1}, before="", after=" ")
+def test_request_objects_read_as_json_loads_reads_them(value: Any, before: str, after: str) -> None:
+    """The short path reads a body as ``json.loads`` does: the same object, or
+    the general path (None) for what is not one JSON object."""
+    text = before + json.dumps(value) + after
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = None
+    assert _wire._object(text.encode()) == (expected if isinstance(expected, dict) else None)
