@@ -442,12 +442,13 @@ class Client(SQSClient):
         """ReceiveMessage's messages as the engine returns them, for a codec
         that writes its answer from them (``_wire.encode_messages``: the same
         bytes as the response dict encoded, without building it). Takes and
-        checks what :meth:`receive_message` does."""
+        checks what :meth:`receive_message` does. Cost as ``Queue.receive``."""
         queue, args = self._receive(params)
         return queue.receive(**args)
 
     async def receive_messages_async(self, **params: Any) -> list[Message]:
-        """:meth:`receive_messages` awaiting ``Queue.receive_async``."""
+        """:meth:`receive_messages` awaiting ``Queue.receive_async`` (a long
+        poll suspends the calling task). Cost as ``Queue.receive``."""
         queue, args = self._receive(params)
         return await queue.receive_async(**args)
 
