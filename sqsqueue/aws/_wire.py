@@ -263,12 +263,21 @@ async def handle_async(
     An unexpected exception propagates (the caller logs it and answers 500)."""
     rid = request_id or new_request_id()
     try:
-        # A long poll must await the engine: ReceiveMessage takes the general path.
         short = _SHORT.get(target) if isinstance(target, str) else None
-        if short is not None and target != _RECEIVE_TARGET and len(body) <= MAX_REQUEST_BYTES:
-            payload = short(lambda: client, body, headers)
-            if payload is not None:
-                return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
+        if short is not None and len(body) <= MAX_REQUEST_BYTES:
+            if target == _RECEIVE_TARGET:  # a long poll awaits the engine
+                request = _receive_request(body)
+                if request is not None:
+                    params, url, args = request
+                    if type(client) is not Client:
+                        return encode(await client.call_async("ReceiveMessage", params), rid)
+                    queue = client.broker.get_queue(url)
+                    messages = await queue.receive_async(**args, principal=client.principal)
+                    return encode_received(messages, rid)
+            else:
+                payload = short(lambda: client, body, headers)
+                if payload is not None:
+                    return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
         operation, params = decode(target, body, headers)
         return encode(await client.call_async(operation, params), rid)
     except SQSError as err:
@@ -475,9 +484,9 @@ def _send_message(
     return encode_send_result(result)
 
 
-def _receive_message(
-    client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
-) -> bytes | None:
+def _receive_request(body: bytes) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """(params, QueueUrl, ``Queue.receive``'s arguments but the principal) of
+    a ReceiveMessage the dict client would pass on unchanged, or None."""
     params = _object(body)
     if params is None or not params.keys() <= _RECEIVE:
         return None
@@ -497,19 +506,32 @@ def _receive_message(
         or not _strings(wanted)
     ):
         return None
+    return (
+        params,
+        url,
+        {
+            "max_messages": 1 if most is None else most,
+            "visibility_timeout": visibility,
+            "wait_time_seconds": wait,
+            "attribute_names": [*(names or ()), *(system or ())],
+            "message_attribute_names": wanted or [],
+            "receive_request_attempt_id": attempt,
+        },
+    )
+
+
+def _receive_message(
+    client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
+) -> bytes | None:
+    request = _receive_request(body)
+    if request is None:
+        return None
+    params, url, args = request
     client = client_for()
     if type(client) is not Client:
         return _general(client, "ReceiveMessage", params)
-    messages = client.broker.get_queue(url).receive(
-        max_messages=1 if most is None else most,
-        visibility_timeout=visibility,
-        wait_time_seconds=wait,
-        attribute_names=[*(names or ()), *(system or ())],
-        message_attribute_names=wanted or [],
-        receive_request_attempt_id=attempt,
-        principal=client.principal,
-    )
-    return encode_messages(messages)
+    queue = client.broker.get_queue(url)
+    return encode_messages(queue.receive(**args, principal=client.principal))
 
 
 def _delete_message(

@@ -258,7 +258,9 @@ def requests(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return operation, params
 
 
-def answer(short: bool, operation: str, params: dict[str, Any]) -> tuple[Any, ...]:
+def answer(
+    short: bool, operation: str, params: dict[str, Any], aio: bool = False
+) -> tuple[Any, ...]:
     """The answer of a fresh broker (one message in flight, whose handle
     replaces @HANDLE@): status and error, or the parsed body with the ids it
     draws masked (the encoders' bytes are tested above); and its state."""
@@ -267,8 +269,12 @@ def answer(short: bool, operation: str, params: dict[str, Any]) -> tuple[Any, ..
     queue.send("in flight")
     receipt = queue.receive(1)[0].receipt_handle
     body = json.dumps(params).replace("@HANDLE@", receipt).encode()
+    target = f"AmazonSQS.{operation}"
     with mock.patch.object(_wire, "_SHORT", _wire._SHORT if short else {}):
-        status, headers, payload = handle(b.client, f"AmazonSQS.{operation}", body)
+        if aio:
+            status, headers, payload = asyncio.run(_wire.handle_async(Client(b), target, body))
+        else:
+            status, headers, payload = handle(b.client, target, body)
     text = payload.decode().replace(receipt, "@HANDLE@")  # in errors' messages too
     state = {q: b.get_queue(q).get_attributes(["All"]) for q in ("jobs", "orders.fifo")}
     for attributes in state.values():
@@ -307,9 +313,12 @@ def masked(value: Any) -> Any:
 @example(request=("DeleteMessage", {"QueueUrl": URL, "ReceiptHandle": "@HANDLE@"}))
 def test_short_path_answers_as_the_general_path(request: tuple[str, dict[str, Any]]) -> None:
     """Same status, same error code and message, same body up to the ids
-    drawn at random, same queue state afterwards."""
+    drawn at random, same queue state afterwards; for ``handle`` and for
+    ``handle_async`` (aiobotocore's path)."""
     operation, params = request
-    assert answer(True, operation, params) == answer(False, operation, params)
+    expected = answer(False, operation, params)
+    assert answer(True, operation, params) == expected
+    assert answer(True, operation, params, aio=True) == expected
 
 
 def test_each_member_of_a_wrong_type_answers_as_the_general_path() -> None:
@@ -332,8 +341,9 @@ def test_each_member_of_a_wrong_type_answers_as_the_general_path() -> None:
                 if name != "WaitTimeSeconds" or not isinstance(value, int) or value < 1:
                     cases.append((operation, {**base, name: value}))
     for operation, params in cases:
-        short, general_ = answer(True, operation, params), answer(False, operation, params)
-        assert short == general_, (operation, params)
+        expected = answer(False, operation, params)
+        assert answer(True, operation, params) == expected, (operation, params)
+        assert answer(True, operation, params, aio=True) == expected, (operation, params)
 
 
 def test_hot_operations_bypass_the_dict_client() -> None:
@@ -365,7 +375,8 @@ def test_hot_operations_bypass_the_dict_client() -> None:
 
 def test_a_client_subclass_is_called_through_call() -> None:
     """A client that adds work to ``call`` (moto's Lambda mappings run after a
-    send) gets every hot operation through ``call``, blobs decoded."""
+    send) gets every hot operation through ``call`` (``call_async`` for an
+    awaited ReceiveMessage), blobs decoded."""
     b = broker()
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -373,6 +384,10 @@ def test_a_client_subclass_is_called_through_call() -> None:
         def call(self, operation: str, params: Any = None) -> dict[str, Any]:
             seen.append((operation, dict(params)))
             return super().call(operation, params)
+
+        async def call_async(self, operation: str, params: Any = None) -> dict[str, Any]:
+            seen.append((f"async {operation}", dict(params)))
+            return await super().call_async(operation, params)
 
     params = {
         "QueueUrl": URL,
@@ -385,8 +400,21 @@ def test_a_client_subclass_is_called_through_call() -> None:
     assert status == 200
     assert seen[0][1]["MessageAttributes"]["b"]["BinaryValue"] == b"\x00\x01"
     assert json.loads(body)["MD5OfMessageAttributes"]
-    handle(lambda: Watching(b), "AmazonSQS.ReceiveMessage", json.dumps({"QueueUrl": URL}).encode())
-    assert [op for op, _ in seen] == ["SendMessage", "ReceiveMessage"]
+    receive = json.dumps({"QueueUrl": URL, "VisibilityTimeout": 0}).encode()
+    handle(lambda: Watching(b), "AmazonSQS.ReceiveMessage", receive)
+    status, _, body = asyncio.run(
+        _wire.handle_async(Watching(b), "AmazonSQS.ReceiveMessage", receive)
+    )
+    assert [m["Body"] for m in json.loads(body)["Messages"]] == ["a"]
+    asyncio.run(
+        _wire.handle_async(Watching(b), "AmazonSQS.SendMessage", json.dumps(params).encode())
+    )
+    assert [op for op, _ in seen] == [
+        "SendMessage",
+        "ReceiveMessage",
+        "async ReceiveMessage",
+        "SendMessage",  # the short path's general answer: call, as handle's
+    ]
 
 
 def test_trace_header_takes_the_general_path() -> None:
