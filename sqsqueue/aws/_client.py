@@ -429,16 +429,28 @@ class Client(SQSClient):
         }
 
     def receive_message(self, **params: Any) -> dict[str, Any]:
-        queue, args = self._receive(params)
-        messages = queue.receive(**args)
+        messages = self.receive_messages(**params)
         return {"Messages": [_message(m) for m in messages]} if messages else {}
 
     async def receive_message_async(self, **params: Any) -> dict[str, Any]:
         """:meth:`receive_message` awaiting ``Queue.receive_async``: a long poll
         suspends the calling task, never the event loop. Cost as ``receive``."""
-        queue, args = self._receive(params)
-        messages = await queue.receive_async(**args)
+        messages = await self.receive_messages_async(**params)
         return {"Messages": [_message(m) for m in messages]} if messages else {}
+
+    def receive_messages(self, **params: Any) -> list[Message]:
+        """ReceiveMessage's messages as the engine returns them, for a codec
+        that writes its answer from them (``_wire.encode_messages``: the same
+        bytes as the response dict encoded, without building it). Takes and
+        checks what :meth:`receive_message` does. Cost as ``Queue.receive``."""
+        queue, args = self._receive(params)
+        return queue.receive(**args)
+
+    async def receive_messages_async(self, **params: Any) -> list[Message]:
+        """:meth:`receive_messages` awaiting ``Queue.receive_async`` (a long
+        poll suspends the calling task). Cost as ``Queue.receive``."""
+        queue, args = self._receive(params)
+        return await queue.receive_async(**args)
 
     def delete_message(self, **params: Any) -> dict[str, Any]:
         p = _Params("DeleteMessage", params, ("QueueUrl", "ReceiptHandle"))

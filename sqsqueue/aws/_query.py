@@ -33,7 +33,7 @@ import binascii
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -260,41 +260,86 @@ def decode(
 
 
 def _text(value: Any) -> str:
+    """A value as XML text. XML parsers turn a literal CR into LF: AWS sends
+    it as a character reference."""
+    if type(value) is str:  # most values: xml.sax.saxutils.escape, inlined
+        return (
+            value.replace("&", "&amp;")
+            .replace(">", "&gt;")
+            .replace("<", "&lt;")
+            .replace("\r", "&#xD;")
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(bytes(value)).decode("ascii")
-    # XML parsers turn a literal CR into LF: AWS sends it as a character reference.
     return escape(str(value)).replace("\r", "&#xD;")
 
 
-def _xml(shape_name: str, value: Any, out: list[str]) -> None:
+#: How a structure member is written: as one element, a flattened list, a
+#: flattened map.
+_ONE, _LIST, _MAP = 0, 1, 2
+_Writer = Callable[[Any, list[str]], None]
+
+
+def _scalar(value: Any, out: list[str]) -> None:
+    out.append(_text(value))
+
+
+@functools.cache
+def _writer(shape_name: str) -> _Writer:
+    """The function writing a value of ``shape_name`` as XML, built once per
+    shape from the model (the element names and the writers of the members'
+    shapes worked out here, not per value written). Cost per value: linear
+    in its size."""
     _, table = shapes()
     shape = table[shape_name]
     if shape["type"] != "structure":
-        out.append(_text(value))
-        return
+        return _scalar
+    # (member, how, opening tag, a map entry's tags between key and value,
+    # closing tag, the writer of the member's items)
+    steps: list[tuple[str, int, str, str, str, _Writer]] = []
     for member, ref in shape["members"].items():
-        if member not in value:
-            continue
-        item = value[member]
         inner = table[ref["shape"]]
         if inner["type"] == "list":
             tag = _element(ref["shape"])
-            for element in item:
-                out.append(f"<{tag}>")
-                _xml(inner["member"]["shape"], element, out)
-                out.append(f"</{tag}>")
+            sub = _writer(inner["member"]["shape"])
+            steps.append((member, _LIST, f"<{tag}>", "", f"</{tag}>", sub))
         elif inner["type"] == "map":
-            entry, key_name, value_name = _entry(member, inner)
-            for k, v in item.items():
-                out.append(f"<{entry}><{key_name}>{_text(k)}</{key_name}><{value_name}>")
-                _xml(inner["value"]["shape"], v, out)
-                out.append(f"</{value_name}></{entry}>")
+            entry, key, val = _entry(member, inner)
+            sub = _writer(inner["value"]["shape"])
+            steps.append(
+                (member, _MAP, f"<{entry}><{key}>", f"</{key}><{val}>", f"</{val}></{entry}>", sub)
+            )
         else:
-            out.append(f"<{member}>")
-            _xml(ref["shape"], item, out)
-            out.append(f"</{member}>")
+            sub = _writer(ref["shape"])
+            steps.append((member, _ONE, f"<{member}>", "", f"</{member}>", sub))
+
+    def write(value: Any, out: list[str]) -> None:
+        append = out.append
+        for member, how, opening, middle, closing, sub in steps:
+            if member not in value:
+                continue
+            item = value[member]
+            if how == _ONE:
+                append(opening)
+                if sub is _scalar:
+                    append(_text(item))
+                else:
+                    sub(item, out)
+                append(closing)
+            elif how == _LIST:
+                for element in item:
+                    append(opening)
+                    sub(element, out)
+                    append(closing)
+            else:
+                for k, v in item.items():
+                    append(opening + _text(k) + middle)
+                    sub(v, out)
+                    append(closing)
+
+    return write
 
 
 def encode(
@@ -306,7 +351,7 @@ def encode(
     out = [f'<?xml version="1.0"?><{operation}Response xmlns="{XMLNS}">']
     if "output" in op:
         inner: list[str] = []
-        _xml(op["output"]["shape"], result, inner)
+        _writer(op["output"]["shape"])(result, inner)
         if inner:
             out.extend([f"<{operation}Result>", *inner, f"</{operation}Result>"])
         else:  # AWS writes an empty result self-closed: <ReceiveMessageResult/>

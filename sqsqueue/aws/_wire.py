@@ -7,6 +7,21 @@ headers and body AWS would answer with, errors included (section 1.4):
 ...}``. It is a thin translation over :class:`sqsqueue.aws._client.Client`, which is
 itself a thin translation over the engine: no SQS rule lives here. It needs
 neither boto3 nor botocore.
+
+**The hot operations' short path.** SendMessage, ReceiveMessage, DeleteMessage
+and the three batches are looked up by their ``X-Amz-Target`` in a table
+(:data:`_SHORT`) whose handlers read the parsed JSON, call the engine and
+write the answer's JSON straight from the engine's result (no response dict,
+no generic encoder). A handler takes a request only when its parameters are
+exactly of the shape the dict client passes on unchanged (known names, JSON
+types the client accepts, no trace header to add): it then makes the engine
+call :class:`~sqsqueue.aws._client.Client` would make, with the same
+arguments, so every error is the engine's own, raised at the same point. Any
+other request (a wrong type, an unknown member, a client subclass that adds
+work to ``call``) takes the general path, which answers it with the dict
+client's error. The answers are byte for byte those of :func:`encode` on the
+dict client's result (tests/aws/test_wire_fast.py checks both on generated
+messages).
 """
 
 from __future__ import annotations
@@ -17,9 +32,10 @@ import itertools
 import json
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sqsqueue._message import BatchResult, Message, SendResult, md5_of_body
 from sqsqueue.aws._client import OPERATIONS, Client
 from sqsqueue.errors import (
     AccessDenied,
@@ -35,7 +51,11 @@ __all__ = [
     "SerializationError",
     "decode",
     "encode",
+    "encode_batch_result",
     "encode_error",
+    "encode_messages",
+    "encode_received",
+    "encode_send_result",
     "handle",
     "handle_async",
     "new_request_id",
@@ -142,10 +162,19 @@ def _json_default(value: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+#: One encoder for every answer, made once (``json.dumps`` with ``default=``
+#: builds a new one per call); compact, as AWS writes JSON.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
+_dumps = _ENCODER.encode
+#: A JSON string literal, escaped exactly as :data:`_ENCODER` escapes one
+#: (``ensure_ascii``: the C implementation when present).
+_string = json.encoder.encode_basestring_ascii
+
+
 def _error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
     unmodeled = isinstance(err, (*_UNMODELED, SerializationError)) or getattr(err, "coral", False)
     namespace = "com.amazon.coral.service" if unmodeled else "com.amazonaws.sqs"
-    body = json.dumps({"__type": f"{namespace}#{err.wire_type}", "message": err.message})
+    body = _dumps({"__type": f"{namespace}#{err.wire_type}", "message": err.message})
     headers = {
         "x-amzn-RequestId": request_id,
         "x-amzn-query-error": f"{err.query_code};{'Sender' if err.sender_fault else 'Receiver'}",
@@ -185,7 +214,7 @@ def add_trace_header(
 
 def encode(result: Mapping[str, Any], request_id: str) -> tuple[int, dict[str, str], bytes]:
     """The 200 answer carrying an operation's response dict."""
-    payload = json.dumps(result, default=_json_default).encode("utf-8")
+    payload = _dumps(result).encode("utf-8")
     return 200, {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}, payload
 
 
@@ -205,9 +234,17 @@ def handle(
     body: bytes,
     headers: Mapping[str, str] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
-    """Answer one awsJson1_0 request: (HTTP status, headers, body)."""
+    """Answer one awsJson1_0 request: (HTTP status, headers, body). The hot
+    operations take the short path (module docstring). ``client_for`` is
+    called once, after the request is parsed, and not for a request refused
+    before any operation runs."""
     rid = new_request_id()
     try:
+        short = _SHORT.get(target) if isinstance(target, str) else None
+        if short is not None and len(body) <= MAX_REQUEST_BYTES:
+            payload = short(client_for, body, headers)
+            if payload is not None:
+                return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
         operation, params = decode(target, body, headers)
         return encode(client_for().call(operation, params), rid)
     except SQSError as err:
@@ -228,7 +265,339 @@ async def handle_async(
     An unexpected exception propagates (the caller logs it and answers 500)."""
     rid = request_id or new_request_id()
     try:
+        short = _SHORT.get(target) if isinstance(target, str) else None
+        if short is not None and len(body) <= MAX_REQUEST_BYTES:
+            if target == _RECEIVE_TARGET:  # a long poll awaits the engine
+                request = _receive_request(body)
+                if request is not None:
+                    params, url, args = request
+                    if type(client) is not Client:
+                        return encode(await client.call_async("ReceiveMessage", params), rid)
+                    queue = client.broker.get_queue(url)
+                    messages = await queue.receive_async(**args, principal=client.principal)
+                    return encode_received(messages, rid)
+            else:
+                payload = short(lambda: client, body, headers)
+                if payload is not None:
+                    return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
         operation, params = decode(target, body, headers)
         return encode(await client.call_async(operation, params), rid)
     except SQSError as err:
         return _error(err, rid)
+
+
+# -- the hot operations' short path (see the module docstring) --------------------------
+
+_ClientFor = Callable[[], Client]
+#: A short handler: the body of the 200 answer, or None for the general path.
+_Short = Callable[[_ClientFor, bytes, "Mapping[str, str] | None"], "bytes | None"]
+
+_SEND = frozenset(
+    (
+        "QueueUrl",
+        "MessageBody",
+        "DelaySeconds",
+        "MessageAttributes",
+        "MessageGroupId",
+        "MessageDeduplicationId",
+    )
+)
+_RECEIVE = frozenset(
+    (
+        "QueueUrl",
+        "AttributeNames",
+        "MessageSystemAttributeNames",
+        "MessageAttributeNames",
+        "MaxNumberOfMessages",
+        "VisibilityTimeout",
+        "WaitTimeSeconds",
+        "ReceiveRequestAttemptId",
+    )
+)
+_DELETE = frozenset(("QueueUrl", "ReceiptHandle"))
+_RECEIVE_TARGET = TARGET_PREFIX + "ReceiveMessage"
+_BATCH = frozenset(("QueueUrl", "Entries"))
+
+
+#: The scanner ``json.loads`` runs (its decoder's, with the same defaults),
+#: called directly on a body that is one object and nothing else: CPython's
+#: decoder has it; elsewhere json.loads reads every body.
+_scan: Callable[[str, int], tuple[Any, int]] | None = getattr(json.JSONDecoder(), "scan_once", None)
+
+
+def _object(body: bytes) -> dict[str, Any] | None:
+    """The JSON object a request body holds, or None where the general path
+    must answer (no body, not UTF-8, not JSON, not an object). A body that
+    starts with ``{`` and is one JSON value to its end (SDKs send no
+    whitespace around it) is read by the scanner alone, as ``json.loads``
+    would read it; any other goes through ``json.loads``. O(body)."""
+    try:
+        text = body.decode("utf-8")
+        if _scan is not None and text[:1] == "{":
+            params, end = _scan(text, 0)
+            if end != len(text):
+                params = json.loads(text)
+        else:
+            params = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError, StopIteration):
+        return None
+    return params if type(params) is dict else None
+
+
+def _traced(headers: Mapping[str, str] | None) -> bool:
+    """Whether :func:`add_trace_header` would add a trace to a SendMessage."""
+    if not headers:
+        return False
+    return any(value and name.lower() == "x-amzn-trace-id" for name, value in headers.items())
+
+
+def _strings(value: object) -> bool:
+    """Absent, or a list of strings (what ``_Params.strings`` passes on)."""
+    return value is None or (type(value) is list and all(type(v) is str for v in value))
+
+
+def _plain_attributes(attributes: object) -> bool:
+    """A MessageAttributes map the dict client passes on as it is: values that
+    are objects of strings only (so no nesting the depth check could refuse).
+    Their BinaryValue is decoded here as :func:`_parse` decodes it."""
+    if type(attributes) is not dict:
+        return False
+    for value in attributes.values():
+        if type(value) is not dict or not all(type(v) is str for v in value.values()):
+            return False
+    _decode_blobs(attributes)
+    return True
+
+
+def _general(client: Client, operation: str, params: dict[str, Any]) -> bytes:
+    """The answer through ``client.call``: a client subclass may add work there."""
+    return _dumps(client.call(operation, params)).encode("utf-8")
+
+
+def _send_members(r: SendResult) -> str:
+    """The members of a SendMessage result (``_client._send_result``'s order)."""
+    out = '"MD5OfMessageBody":"' + md5_of_body(r.body) + '"'
+    if r.md5_of_message_attributes is not None:
+        out += ',"MD5OfMessageAttributes":' + _string(r.md5_of_message_attributes)
+    if r.md5_of_message_system_attributes is not None:
+        out += ',"MD5OfMessageSystemAttributes":' + _string(r.md5_of_message_system_attributes)
+    out += ',"MessageId":' + _string(r.message_id)
+    if r.sequence_number is not None:
+        out += ',"SequenceNumber":' + _string(r.sequence_number)
+    return out
+
+
+def encode_send_result(result: SendResult) -> bytes:
+    """The SendMessage answer's body: ``encode`` of the dict client's result,
+    without building it. O(body)."""
+    return ("{" + _send_members(result) + "}").encode("utf-8")
+
+
+def encode_messages(messages: Sequence[Message]) -> bytes:
+    """The ReceiveMessage answer's body: ``encode`` of the dict client's
+    result (``Message.to_aws`` of each), written from the messages
+    themselves. O(size of the messages)."""
+    if not messages:
+        return b"{}"
+    parts = []
+    for m in messages:
+        text = m.body
+        item = (
+            '{"MessageId":'
+            + _string(m.message_id)
+            + ',"ReceiptHandle":'
+            + _string(m.receipt_handle)
+            + ',"MD5OfBody":"'
+            + md5_of_body(text)
+            + '","Body":'
+            + _string(text)
+        )
+        if m.attributes:
+            item += ',"Attributes":' + _dumps(dict(m.attributes))
+        if m.message_attributes:
+            item += (
+                ',"MD5OfMessageAttributes":'
+                + _dumps(m.md5_of_message_attributes)
+                + ',"MessageAttributes":'
+                + _dumps({k: v.to_aws() for k, v in m.message_attributes.items()})
+            )
+        parts.append(item + "}")
+    return ('{"Messages":[' + ",".join(parts) + "]}").encode("utf-8")
+
+
+def encode_received(
+    messages: Sequence[Message], request_id: str
+) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer to a ReceiveMessage: :func:`encode` of the dict
+    client's result, written from the messages (``Client.receive_messages``)."""
+    return (
+        200,
+        {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE},
+        encode_messages(messages),
+    )
+
+
+def encode_batch_result(result: BatchResult) -> bytes:
+    """A batch answer's body: ``encode`` of the dict client's result (a
+    SendMessageBatch's entries carry their SendResult). O(entries)."""
+    parts = []
+    for entry_id, value in result.successful.items():
+        if isinstance(value, SendResult):
+            parts.append('{"Id":' + _string(entry_id) + "," + _send_members(value) + "}")
+        else:
+            parts.append('{"Id":' + _string(entry_id) + "}")
+    out = '{"Successful":[' + ",".join(parts) + "]"
+    if result.failed:
+        out += ',"Failed":' + _dumps([f.to_aws() for f in result.failed])
+    return (out + "}").encode("utf-8")
+
+
+def _send_message(
+    client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
+) -> bytes | None:
+    params = _object(body)
+    if params is None or not params.keys() <= _SEND or _traced(headers):
+        return None
+    get = params.get
+    url, text, delay = get("QueueUrl"), get("MessageBody"), get("DelaySeconds")
+    group, dedup = get("MessageGroupId"), get("MessageDeduplicationId")
+    attributes = get("MessageAttributes")
+    if (
+        type(url) is not str
+        or type(text) is not str
+        or not (delay is None or type(delay) is int)
+        or not (group is None or type(group) is str)
+        or not (dedup is None or type(dedup) is str)
+        or not (attributes is None or _plain_attributes(attributes))
+    ):
+        return None
+    client = client_for()
+    if type(client) is not Client:
+        return _general(client, "SendMessage", params)
+    result = client.broker.get_queue(url).send(
+        text,
+        delay_seconds=delay,
+        message_attributes=attributes,
+        trace_header=None,
+        group_id=group,
+        deduplication_id=dedup,
+        principal=client.principal,
+    )
+    return encode_send_result(result)
+
+
+def _receive_request(body: bytes) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
+    """(params, QueueUrl, ``Queue.receive``'s arguments but the principal) of
+    a ReceiveMessage the dict client would pass on unchanged, or None."""
+    params = _object(body)
+    if params is None or not params.keys() <= _RECEIVE:
+        return None
+    get = params.get
+    url, most = get("QueueUrl"), get("MaxNumberOfMessages")
+    visibility, wait = get("VisibilityTimeout"), get("WaitTimeSeconds")
+    names, system = get("AttributeNames"), get("MessageSystemAttributeNames")
+    wanted, attempt = get("MessageAttributeNames"), get("ReceiveRequestAttemptId")
+    if (
+        type(url) is not str
+        or not (most is None or type(most) is int)
+        or not (visibility is None or type(visibility) is int)
+        or not (wait is None or type(wait) is int)
+        or not (attempt is None or type(attempt) is str)
+        or not _strings(names)
+        or not _strings(system)
+        or not _strings(wanted)
+    ):
+        return None
+    return (
+        params,
+        url,
+        {
+            "max_messages": 1 if most is None else most,
+            "visibility_timeout": visibility,
+            "wait_time_seconds": wait,
+            "attribute_names": [*(names or ()), *(system or ())],
+            "message_attribute_names": wanted or [],
+            "receive_request_attempt_id": attempt,
+        },
+    )
+
+
+def _receive_message(
+    client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
+) -> bytes | None:
+    request = _receive_request(body)
+    if request is None:
+        return None
+    params, url, args = request
+    client = client_for()
+    if type(client) is not Client:
+        return _general(client, "ReceiveMessage", params)
+    queue = client.broker.get_queue(url)
+    return encode_messages(queue.receive(**args, principal=client.principal))
+
+
+def _delete_message(
+    client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
+) -> bytes | None:
+    params = _object(body)
+    if params is None or not params.keys() <= _DELETE:
+        return None
+    url, receipt = params.get("QueueUrl"), params.get("ReceiptHandle")
+    if type(url) is not str or type(receipt) is not str:
+        return None
+    client = client_for()
+    if type(client) is not Client:
+        return _general(client, "DeleteMessage", params)
+    client.broker.get_queue(url).delete(receipt, principal=client.principal)
+    return b"{}"
+
+
+def _batch(operation: str) -> _Short:
+    """The short handler of a batch operation: entries that are objects are
+    passed on to the engine, which checks them (``_lifecycle._aws_entry``)."""
+    sends = operation == "SendMessageBatch"
+
+    def short(
+        client_for: _ClientFor, body: bytes, headers: Mapping[str, str] | None
+    ) -> bytes | None:
+        params = _object(body)
+        if params is None or not params.keys() <= _BATCH:
+            return None
+        url, entries = params.get("QueueUrl"), params.get("Entries")
+        if (
+            type(url) is not str
+            or type(entries) is not list
+            or not all(type(e) is dict for e in entries)
+            or not _depth_ok(params)
+        ):
+            return None
+        if sends:
+            for entry in entries:
+                _decode_blobs(entry.get("MessageAttributes"))
+                _decode_blobs(entry.get("MessageSystemAttributes"))
+        client = client_for()
+        if type(client) is not Client:
+            return _general(client, operation, params)
+        queue = client.broker.get_queue(url)
+        principal = client.principal
+        if sends:
+            result = queue.send_batch(entries, principal=principal)
+        elif operation == "DeleteMessageBatch":
+            result = queue.delete_batch(entries, principal=principal)
+        else:
+            result = queue.change_visibility_batch(entries, principal=principal)
+        return encode_batch_result(result)
+
+    return short
+
+
+#: The short handlers, by X-Amz-Target.
+_SHORT: dict[str, _Short] = {
+    TARGET_PREFIX + "SendMessage": _send_message,
+    TARGET_PREFIX + "ReceiveMessage": _receive_message,
+    TARGET_PREFIX + "DeleteMessage": _delete_message,
+    **{
+        TARGET_PREFIX + operation: _batch(operation)
+        for operation in ("SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch")
+    },
+}

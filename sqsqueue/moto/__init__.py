@@ -40,7 +40,11 @@ from __future__ import annotations
 
 import sys
 
+# client() and seen() run on every mock_sqs request: their modules are
+# imported here, once, not in them.
 from sqsqueue.aws._client import BrokerAPI, Client
+from sqsqueue.moto import _lambda
+from sqsqueue.moto._imports import patched
 from sqsqueue.moto._providers import Provider, current, deactivate, push
 
 __all__ = ["Provider", "activate", "current", "deactivate"]
@@ -57,8 +61,6 @@ def client(broker: BrokerAPI, *, endpoint_url: str | None = None) -> Client:
     """The client an SQS request to ``broker`` is answered by: one that runs
     the Lambda event source mappings of a queue after a send to it, when any
     is registered, else a plain :class:`~sqsqueue.aws._client.Client`."""
-    from sqsqueue.moto import _lambda
-
     return _lambda.client(broker, endpoint_url=endpoint_url)
 
 
@@ -67,8 +69,6 @@ def seen(account: str) -> None:
     tagging API walks only backend dicts holding an account, which moto adds
     at each of its own lookups, and requests answered by sqsqueue make none.
     Nothing when moto's SQS is not imported. O(accounts)."""
-    from sqsqueue.moto._imports import patched
-
     if "moto.sqs.models" not in patched:
         return
     models = sys.modules.get("moto.sqs.models")

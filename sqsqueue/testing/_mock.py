@@ -70,6 +70,9 @@ class _State:
         """The broker of ``account`` in ``region``, made on first use (same
         clock and history setting as the main one; closed with it). O(1)."""
         key = (account, region)
+        broker = self._brokers.get(key)  # made once, then only read: no lock
+        if broker is not None:
+            return broker
         with self._lock:
             broker = self._brokers.get(key)
             if broker is None:
@@ -110,6 +113,9 @@ class MockSQS:
         return _State(Broker(), follows_env=True)
 
     def _current(self) -> _State:
+        serving = self._serving  # while active (every request): no lock
+        if serving is not None:
+            return serving
         with self._lock:
             if self._serving is not None:
                 return self._serving
