@@ -84,15 +84,9 @@ class _MappedClient(Client):
     successful send to it."""
 
     def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        # Client.call_async sends every operation but a long poll through
+        # call, so this one place covers aiobotocore's clients too.
         result = super().call(operation, params)
-        if operation in ("SendMessage", "SendMessageBatch"):
-            self._after_send(params)
-        return result
-
-    async def call_async(
-        self, operation: str, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        result = await super().call_async(operation, params)
         if operation in ("SendMessage", "SendMessageBatch"):
             self._after_send(params)
         return result

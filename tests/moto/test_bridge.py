@@ -631,3 +631,30 @@ def test_sqsqueue_mock_aws_is_motos_with_sqsqueues_sqs() -> None:
         assert [m.body for m in mock.broker.get_queue("both").receive()] == ["one mock"]
     with pytest.raises((NoCredentialsError, ClientError)):  # moto stopped too
         _client("sns").list_topics()
+
+
+@pytest.mark.parametrize("how", ["sync", "async"])
+def test_a_send_runs_the_queues_mappings_once(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's and aiobotocore's sends alike run the queue's event source
+    mappings once (the async client's call goes through the sync one)."""
+    import asyncio
+
+    from sqsqueue import Broker
+    from sqsqueue.moto import _lambda
+
+    broker = Broker()
+    url = broker.create_queue("jobs").url
+    _lambda.mappings_of(broker, "jobs")["arn:aws:lambda:us-east-1:123456789012:function:f"] = {}
+    runs: list[str] = []
+    monkeypatch.setattr(_lambda, "run_mappings", lambda b, name: runs.append(name))
+    client = _lambda.client(broker)
+    for operation, params in (
+        ("SendMessage", {"QueueUrl": url, "MessageBody": "x"}),
+        ("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": "1", "MessageBody": "y"}]}),
+    ):
+        if how == "sync":
+            client.call(operation, params)
+        else:
+            asyncio.run(client.call_async(operation, params))
+    assert runs == ["jobs", "jobs"]
+    broker.close()
