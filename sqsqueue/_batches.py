@@ -167,6 +167,10 @@ def coerce_change(index: int, raw: object) -> Item:
     _not_an_entry(raw)
 
 
+#: The Ids of plain entries (``coerce_send``, ``coerce_delete``): their positions.
+_INDEX_IDS = tuple(str(i) for i in range(BATCH_ENTRIES_MAX))
+
+
 def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
     """Whole-request batch checks (section 2.1): nothing is done if one fails."""
     if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
@@ -178,7 +182,20 @@ def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )
-    items: list[Item] = [coerce(i, e) for i, e in enumerate(raw)]
+    # The common entries are taken as they are, without a call each: the
+    # library's own SendEntry, a plain receipt handle.
+    items: list[Item]
+    if coerce is coerce_send:
+        items = [
+            (e.id, (e,)) if type(e) is SendEntry else coerce_send(i, e) for i, e in enumerate(raw)
+        ]
+    elif coerce is coerce_delete:
+        items = [
+            (_INDEX_IDS[i], (e,)) if type(e) is str else coerce_delete(i, e)
+            for i, e in enumerate(raw)
+        ]
+    else:
+        items = [coerce(i, e) for i, e in enumerate(raw)]
     ids = [item[0] for item in items]
     if not _validate.batch_entry_ids(ids):
         raise InvalidBatchEntryId()

@@ -37,6 +37,8 @@ from sqsqueue._limits import (
     US,
 )
 from sqsqueue._message import (
+    SEQ_BITS,
+    SEQ_MASK,
     BatchFailure,
     BatchResult,
     ChangeVisibilityEntry,
@@ -53,7 +55,7 @@ from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
 from sqsqueue._validate import show
-from sqsqueue._views import message_view
+from sqsqueue._views import message_views
 from sqsqueue.errors import (
     BatchRequestTooLong,
     InvalidAttributeName,
@@ -406,14 +408,20 @@ class _BaseQueue(QueueSettings, abc.ABC):
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         """Store a draft record (under the lock) and say what was stored."""
 
+    def _commit_all(
+        self, prepared: Sequence[Prepared], now: int, sender_id: str
+    ) -> list[SendResult]:
+        """:meth:`_commit` each validated send, in order (a send batch)."""
+        commit = self._commit
+        return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
+
     def _send_prepared(
         self, prepared: Sequence[Prepared], sender_id: str | None
     ) -> list[SendResult]:
         sender = sender_id if sender_id is not None else self._account_id
         with self._lock:
             now = self._begin()
-            commit = self._commit
-            results = [commit(rec, delay, now, sender) for rec, delay in prepared]
+            results = self._commit_all(prepared, now, sender)
             if self._waiters:
                 self._notify(len(results))
         return results
@@ -484,7 +492,29 @@ class _BaseQueue(QueueSettings, abc.ABC):
         prepared: dict[str, Prepared] = {}
         failed: list[BatchFailure] = []
         total = 0
+        plain = not self.FIFO
+        max_size = self._max_size
         for _, (entry,) in items:
+            body = entry.body
+            if (
+                plain
+                and type(body) is str
+                and body
+                and entry.delay_seconds is None
+                and entry.message_attributes is None
+                and entry.trace_header is None
+                and entry.group_id is None
+                and entry.deduplication_id is None
+                and body.isprintable()
+                and body.isascii()
+                and len(body) <= max_size
+            ):
+                # _prepare's answer for a plain ASCII body on a standard queue,
+                # without its calls (validate.body's fast path, draft): the
+                # common entry, validated inline (tests/test_hot_paths.py).
+                prepared[entry.id] = (_Record(0, 0, "", body, len(body), None, None, ""), None)
+                total += len(body)
+                continue
             try:
                 p = self._prepare(
                     entry.body,
@@ -557,15 +587,11 @@ class _BaseQueue(QueueSettings, abc.ABC):
         if dead:
             assert target is not None
             _deadletter.dead_letter(self, dead, target, now)
-        handles = [self._deliver(rec, now, visibility_us) for rec in deliver]
+        handles = self._deliver_all(deliver, now, visibility_us)
         if attempt_id is not None:
             assert self._attempts is not None
             self._attempts.remember(attempt_id, now, deliver, handles)
-        view = message_view
-        return [
-            view(rec, handle, attribute_names, message_attribute_names)
-            for rec, handle in zip(deliver, handles, strict=True)
-        ]
+        return message_views(deliver, handles, attribute_names, message_attribute_names)
 
     def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
         """Standard queues: short polls raise OverLimit, long polls find nothing.
@@ -736,7 +762,19 @@ class _BaseQueue(QueueSettings, abc.ABC):
         return rec, receipt_no == rec.receipt_no and key_time(rec.vkey) > now
 
     def _delete_one(self, handle: object, now: int) -> None:
-        # _acting, inlined: the delete path runs once per message.
+        rec = self._receipts.latest(handle, self._records)
+        if (
+            rec is not None
+            and self._faults is None
+            and (not self._ordering.LATEST_RECEIPT_ONLY or rec.vkey >> SEQ_BITS > now)
+        ):
+            # The common case: the latest receipt of a stored message, which
+            # may act (a FIFO one while in flight; key_time, inlined).
+            if self._tally is not None:
+                self._tally.deleted += 1
+            self._drop(rec, "deleted", now)
+            return
+        # _acting, inlined: every other handle, refused or not.
         receipts = self._receipts
         seq, receipt_no, token = receipts.parse(handle)
         rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
@@ -830,10 +868,40 @@ class _BaseQueue(QueueSettings, abc.ABC):
         )
         with self._lock:
             now = self._begin()
-            result = _batches.each(items, self._delete_one, now)
+            result = self._delete_all(items, now)
             if self._waiters:
                 self._notify()
         return result
+
+    def _delete_all(self, items: list[_batches.Item], now: int) -> BatchResult:
+        """``_batches.each(items, self._delete_one, now)``, in one pass: the
+        handles are checked in one call, and an entry holding the latest receipt
+        of a stored message is deleted without the calls of ``_delete_one``.
+        Every other entry goes through ``_delete_one`` at its turn, so the
+        entries act in order, as each would alone."""
+        if self._faults is not None or self._ordering.LATEST_RECEIPT_ONLY:
+            return _batches.each(items, self._delete_one, now)
+        records = self._records
+        found = self._receipts.latest_all([args[0] for _, args in items], records)
+        tally = self._tally
+        drop = self._drop
+        successful: dict[str, SendResult | None] = {}
+        failed: list[BatchFailure] = []
+        for (entry_id, (handle,)), rec in zip(items, found, strict=True):
+            # Still stored: an earlier entry of the batch may have deleted it.
+            if rec is not None and records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
+                if tally is not None:
+                    tally.deleted += 1
+                drop(rec, "deleted", now)
+                successful[entry_id] = None
+                continue
+            try:
+                self._delete_one(handle, now)
+            except SQSError as err:
+                failed.append(BatchFailure(entry_id, err.code, err.message, err.sender_fault))
+            else:
+                successful[entry_id] = None
+        return BatchResult(successful, tuple(failed))
 
     def change_visibility_batch(
         self,
