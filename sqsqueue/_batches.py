@@ -12,6 +12,7 @@ client (``sqsqueue.aws._client``) shares.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any, NoReturn
 
 from sqsqueue import _validate
@@ -169,6 +170,9 @@ def coerce_change(index: int, raw: object) -> Item:
 
 #: The Ids of plain entries (``coerce_send``, ``coerce_delete``): their positions.
 _INDEX_IDS = tuple(str(i) for i in range(BATCH_ENTRIES_MAX))
+_PLAIN_HANDLES = {str}
+_SEND_ENTRIES = {SendEntry}
+_ENTRY_ID = attrgetter("id")
 
 
 def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
@@ -182,18 +186,15 @@ def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )
-    # The common entries are taken as they are, without a call each: the
-    # library's own SendEntry, a plain receipt handle.
+    # The common batches are taken as they are, in C, without a call per
+    # entry: the library's own SendEntry objects, plain receipt handles (whose
+    # Ids, their positions, are valid and distinct).
     items: list[Item]
-    if coerce is coerce_send:
-        items = [
-            (e.id, (e,)) if type(e) is SendEntry else coerce_send(i, e) for i, e in enumerate(raw)
-        ]
-    elif coerce is coerce_delete:
-        items = [
-            (_INDEX_IDS[i], (e,)) if type(e) is str else coerce_delete(i, e)
-            for i, e in enumerate(raw)
-        ]
+    kinds = {*map(type, raw)}
+    if coerce is coerce_delete and kinds == _PLAIN_HANDLES:
+        return list(zip(_INDEX_IDS, zip(raw), strict=False))  # the Ids outnumber the entries
+    if coerce is coerce_send and kinds == _SEND_ENTRIES:
+        items = list(zip(map(_ENTRY_ID, raw), zip(raw), strict=True))
     else:
         items = [coerce(i, e) for i, e in enumerate(raw)]
     ids = [item[0] for item in items]

@@ -32,6 +32,7 @@ from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import (
     BATCH_PAYLOAD_MAX,
+    MAX_MESSAGES_MAX,
     MAX_RECEIVE_COUNT_DEFAULT,
     PURGE_INTERVAL,
     US,
@@ -450,15 +451,33 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             sender_id = self._authorize(principal, "SendMessage", sender_id)
-        rec, delay = self._prepare(
-            body,
-            delay_seconds,
-            message_attributes,
-            trace_header,
-            group_id,
-            deduplication_id,
-            batch=False,
-        )
+        if (
+            type(body) is str
+            and body
+            and delay_seconds is None
+            and message_attributes is None
+            and trace_header is None
+            and group_id is None
+            and deduplication_id is None
+            and not self.FIFO
+            and body.isprintable()
+            and body.isascii()
+            and len(body) <= self._max_size
+        ):
+            # _prepare's answer for a plain ASCII body on a standard queue,
+            # without its calls (as send_batch does for each entry).
+            rec: _Record = _Record(0, 0, "", body, len(body), None, None, "")
+            delay = None
+        else:
+            rec, delay = self._prepare(
+                body,
+                delay_seconds,
+                message_attributes,
+                trace_header,
+                group_id,
+                deduplication_id,
+                batch=False,
+            )
         # What _send_prepared does for a batch, for one message: this is the
         # single-send hot path, and the batch's tuple, list and comprehension
         # cost about 5% of a send+receive+delete cycle (RESULTS.md §2).
@@ -557,6 +576,28 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """One non-blocking receive attempt under the lock."""
         self._check_alive()
         self._advance(now)
+        return self._receive_begun(
+            now,
+            limit,
+            visibility_us,
+            long_poll,
+            attempt_id,
+            attribute_names,
+            message_attribute_names,
+        )
+
+    def _receive_begun(
+        self,
+        now: int,
+        limit: int,
+        visibility_us: int,
+        long_poll: bool,
+        attempt_id: str | None,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> list[Message]:
+        """:meth:`_receive_now` once the queue was found open and the deadlines
+        up to ``now`` were applied (``_begin``)."""
         if attempt_id is not None:
             assert self._attempts is not None  # attempt ids are kept on FIFO queues only
             replay = self._attempts.replay(
@@ -681,20 +722,40 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        limit, vt, wait, names, user_names, attempt = self._receive_args(
-            principal,
-            max_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        )
+        if (
+            type(max_messages) is int
+            and 0 < max_messages <= MAX_MESSAGES_MAX
+            and visibility_timeout is None
+            and wait_time_seconds is None
+            and attribute_names is ALL
+            and message_attribute_names is ALL
+            and receive_request_attempt_id is None
+            and principal is None
+        ):
+            # _receive_args' answer for the defaults, without its calls.
+            limit, vt, wait, names, user_names, attempt = (
+                max_messages,
+                None,
+                self._wait_s,
+                ALL,
+                ALL,
+                None,
+            )
+        else:
+            limit, vt, wait, names, user_names, attempt = self._receive_args(
+                principal,
+                max_messages,
+                visibility_timeout,
+                wait_time_seconds,
+                attribute_names,
+                message_attribute_names,
+                receive_request_attempt_id,
+            )
         if wait == 0:
             with self._lock:
-                now = self._now_us()
+                now = self._begin()
                 vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_now(now, limit, vis, False, attempt, names, user_names)
+                got = self._receive_begun(now, limit, vis, False, attempt, names, user_names)
                 if not got and self._tally is not None:
                     self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
                 return got

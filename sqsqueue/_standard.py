@@ -13,7 +13,6 @@ from typing import Unpack
 
 from sqsqueue import _validate
 from sqsqueue._faults import Faults
-from sqsqueue._limits import US
 from sqsqueue._message import SendResult, _Record, system_attributes_md5
 from sqsqueue._operations import QueueOptions, _BaseQueue, new_send_result
 from sqsqueue._ordering import StandardOrdering
@@ -102,9 +101,7 @@ class Queue(_BaseQueue):
         ]
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
-        delay_s = self._delay_s if delay is None else delay
-        self._stamp(rec, now, now + delay_s * US, sender_id)
-        self._enqueue(rec)
+        self._admit_one(rec, delay, now, sender_id)
         return new_send_result(
             (
                 rec.message_id,
