@@ -391,6 +391,47 @@ class Lifecycle:
             tally.sent += seq - first
             tally.sent_bytes += sizes
 
+    def _admit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
+        """:meth:`_admit` of plain ASCII bodies (no attribute, no delay of their
+        own), building their records here with their final fields: a send
+        batch's common case. Returns the message ids. O(k) with the ready
+        lane, O(k log n) with a queue delay."""
+        seq = first = self._seq
+        at = now << SEQ_BITS
+        due = now + self._delay_s * US
+        ready = self._ready
+        if (
+            self._observers
+            or self._tracks
+            or at | (seq + 1) < self._last_skey
+            or (ready and ready[-1].vkey >= (due << SEQ_BITS) | (seq + 1))
+        ):
+            # Reports, tracking orderings, keys out of order: the general path.
+            drafts = [_Record(0, 0, "", b, len(b), None, None, "") for b in bodies]
+            self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
+            return [rec.message_id for rec in drafts]
+        vat = due << SEQ_BITS
+        lane = ready.append if self._ready_lane and due == now else self._fresh.add
+        records = self._records
+        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
+        ids = []
+        for body in bodies:
+            # _stamp, _enqueue and _add_fresh, inlined; the keys increase.
+            seq += 1
+            message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
+            rec = records[seq] = _Record(
+                at | seq, vat | seq, message_id, body, len(body), None, None, sender_id
+            )
+            lane(rec)
+            ids.append(message_id)
+        self._seq = seq
+        self._last_skey = at | seq
+        tally = self._tally
+        if tally is not None:
+            tally.sent += seq - first
+            tally.sent_bytes += sum(map(len, bodies))
+        return ids
+
     def _admit_one(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> None:
         """:meth:`_admit` of one draft record: a SendMessage. O(1) with the
         ready lane, O(log n) for a delayed message."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import itertools
 import os
 import random as _random
 import threading
@@ -55,7 +56,7 @@ from sqsqueue._message import (
 from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
-from sqsqueue._validate import show
+from sqsqueue._validate import ASCII_ALLOWED, show
 from sqsqueue._views import message_views
 from sqsqueue.errors import (
     BatchRequestTooLong,
@@ -71,6 +72,8 @@ from sqsqueue.errors import (
 #: Python-level ``__new__``: half the cost, and one is built for every message
 #: sent or received. The tuple must list every field, in order.
 new_send_result: Callable[[tuple[Any, ...]], SendResult] = partial(tuple.__new__, SendResult)
+#: Nones for the optional fields of the SendResults of plain bodies.
+_NONES = itertools.repeat(None)
 #: A validated send: the draft record and its DelaySeconds (None: the queue's).
 Prepared = tuple[_Record, int | None]
 
@@ -416,6 +419,34 @@ class _BaseQueue(QueueSettings, abc.ABC):
         commit = self._commit
         return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
 
+    def _send_bodies(
+        self, entry_ids: list[str], bodies: list[str], sender_id: str | None
+    ) -> BatchResult:
+        """The rest of send_batch for a batch of plain bodies
+        (``_batches.plain_bodies``): every entry is valid."""
+        total = sum(map(len, bodies))  # ASCII: a body's size is its length
+        if total > BATCH_PAYLOAD_MAX:
+            raise BatchRequestTooLong(
+                f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
+                f"You have sent {total} bytes."
+            )
+        sender = sender_id if sender_id is not None else self._account_id
+        with self._lock:
+            now = self._begin()
+            message_ids = self._commit_bodies(bodies, now, sender)
+            if self._waiters:
+                self._notify(len(message_ids))
+        # SendResult(message_id, body), built in C (the Nones are endless).
+        fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
+        results = map(new_send_result, fields)
+        return BatchResult(dict(zip(entry_ids, results, strict=True)))
+
+    def _commit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
+        """:meth:`_commit_all` of plain bodies (``_batches.plain_bodies``),
+        under the lock: the message ids."""
+        prepared = [(draft(b, len(b), None, None, None, None, None), None) for b in bodies]
+        return [r.message_id for r in self._commit_all(prepared, now, sender_id)]
+
     def _send_prepared(
         self, prepared: Sequence[Prepared], sender_id: str | None
     ) -> list[SendResult]:
@@ -460,8 +491,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
             and group_id is None
             and deduplication_id is None
             and not self.FIFO
-            and body.isprintable()
             and body.isascii()
+            and not body.encode("ascii").translate(None, ASCII_ALLOWED)  # invalid_ascii
             and len(body) <= self._max_size
         ):
             # _prepare's answer for a plain ASCII body on a standard queue,
@@ -507,33 +538,14 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
-        items = _batches.entries_of(entries, "SendMessageBatchRequestEntry", _batches.coerce_send)
+        entry_ids, send_entries = _batches.send_entries_of(entries)
+        bodies = None if self.FIFO else _batches.plain_bodies(send_entries, self._max_size)
+        if bodies is not None:
+            return self._send_bodies(entry_ids, bodies, sender_id)
         prepared: dict[str, Prepared] = {}
         failed: list[BatchFailure] = []
         total = 0
-        plain = not self.FIFO
-        max_size = self._max_size
-        for _, (entry,) in items:
-            body = entry.body
-            if (
-                plain
-                and type(body) is str
-                and body
-                and entry.delay_seconds is None
-                and entry.message_attributes is None
-                and entry.trace_header is None
-                and entry.group_id is None
-                and entry.deduplication_id is None
-                and body.isprintable()
-                and body.isascii()
-                and len(body) <= max_size
-            ):
-                # _prepare's answer for a plain ASCII body on a standard queue,
-                # without its calls (validate.body's fast path, draft): the
-                # common entry, validated inline (tests/test_hot_paths.py).
-                prepared[entry.id] = (_Record(0, 0, "", body, len(body), None, None, ""), None)
-                total += len(body)
-                continue
+        for entry in send_entries:
             try:
                 p = self._prepare(
                     entry.body,

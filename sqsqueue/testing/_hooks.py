@@ -67,7 +67,6 @@ _HOST = re.compile(r"https?://sqs\.([a-z0-9-]+)\.amazonaws\.com")
 _READ_HEADERS = ("X-Amz-Target", "X-Amzn-Trace-Id")
 
 
-
 class Served(Protocol):
     """What the hooks need of an active mock: the client serving a region."""
 
@@ -271,8 +270,6 @@ def install() -> None:
             for event, handler in handlers:
                 session.register(event, handler)
         _installed.append(True)
-
-
 
 
 def activate(mock: Served) -> None:
