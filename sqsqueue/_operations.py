@@ -419,34 +419,6 @@ class _BaseQueue(QueueSettings, abc.ABC):
         commit = self._commit
         return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
 
-    def _send_bodies(
-        self, entry_ids: list[str], bodies: list[str], sender_id: str | None
-    ) -> BatchResult:
-        """The rest of send_batch for a batch of plain bodies
-        (``_batches.plain_bodies``): every entry is valid."""
-        total = sum(map(len, bodies))  # ASCII: a body's size is its length
-        if total > BATCH_PAYLOAD_MAX:
-            raise BatchRequestTooLong(
-                f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
-                f"You have sent {total} bytes."
-            )
-        sender = sender_id if sender_id is not None else self._account_id
-        with self._lock:
-            now = self._begin()
-            message_ids = self._commit_bodies(bodies, now, sender)
-            if self._waiters:
-                self._notify(len(message_ids))
-        # SendResult(message_id, body), built in C (the Nones are endless).
-        fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
-        results = map(new_send_result, fields)
-        return BatchResult(dict(zip(entry_ids, results, strict=True)))
-
-    def _commit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
-        """:meth:`_commit_all` of plain bodies (``_batches.plain_bodies``),
-        under the lock: the message ids."""
-        prepared = [(draft(b, len(b), None, None, None, None, None), None) for b in bodies]
-        return [r.message_id for r in self._commit_all(prepared, now, sender_id)]
-
     def _send_prepared(
         self, prepared: Sequence[Prepared], sender_id: str | None
     ) -> list[SendResult]:
@@ -496,9 +468,15 @@ class _BaseQueue(QueueSettings, abc.ABC):
             and len(body) <= self._max_size
         ):
             # _prepare's answer for a plain ASCII body on a standard queue,
-            # without its calls (as send_batch does for each entry).
-            rec: _Record = _Record(0, 0, "", body, len(body), None, None, "")
-            delay = None
+            # without its calls (as send_batch does for a batch of them), and
+            # the standard queue's _commit of it, its record built at once.
+            sender = sender_id if sender_id is not None else self._account_id
+            with self._lock:
+                now = self._begin()
+                message_id = self._admit_body(body, now, sender)
+                if self._waiters:
+                    self._notify(1)
+            return new_send_result((message_id, body, None, None, None))
         else:
             rec, delay = self._prepare(
                 body,
@@ -541,7 +519,23 @@ class _BaseQueue(QueueSettings, abc.ABC):
         entry_ids, send_entries = _batches.send_entries_of(entries)
         bodies = None if self.FIFO else _batches.plain_bodies(send_entries, self._max_size)
         if bodies is not None:
-            return self._send_bodies(entry_ids, bodies, sender_id)
+            # The common batch: every entry valid, the standard queue's _commit
+            # of each, their records built at once (_admit_bodies).
+            total = sum(map(len, bodies))  # ASCII: a body's size is its length
+            if total > BATCH_PAYLOAD_MAX:
+                raise BatchRequestTooLong(
+                    f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
+                    f"You have sent {total} bytes."
+                )
+            sender = sender_id if sender_id is not None else self._account_id
+            with self._lock:
+                now = self._begin()
+                message_ids = self._admit_bodies(bodies, now, sender)
+                if self._waiters:
+                    self._notify(len(message_ids))
+            # SendResult(message_id, body), built in C (the Nones are endless).
+            fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
+            return BatchResult(dict(zip(entry_ids, map(new_send_result, fields), strict=True)))
         prepared: dict[str, Prepared] = {}
         failed: list[BatchFailure] = []
         total = 0
@@ -625,7 +619,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         # needs the exact count (section 4).
         # The limit is read from its module at each receive: tests lower it.
         in_flight_max = _limits.IN_FLIGHT_MAX
-        if len(self._lane) + len(self._received) + limit > in_flight_max:
+        if len(self._lane) + self._received._len + limit > in_flight_max:  # SortedList length
             room = in_flight_max - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
@@ -883,7 +877,17 @@ class _BaseQueue(QueueSettings, abc.ABC):
             self._authorize(principal, "DeleteMessage")
         with self._lock:
             now = self._begin()
-            self._delete_one(receipt_handle, now)
+            rec = None
+            if self._faults is None and not self._ordering.LATEST_RECEIPT_ONLY:
+                rec = self._receipts.latest(receipt_handle, self._records)
+            if rec is not None:
+                # _delete_one's common case, inlined: the latest receipt of a
+                # stored message on a standard queue.
+                if self._tally is not None:
+                    self._tally.deleted += 1
+                self._drop(rec, "deleted", now)
+            else:
+                self._delete_one(receipt_handle, now)
             if self._waiters:
                 self._notify()
 

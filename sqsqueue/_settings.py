@@ -139,7 +139,7 @@ class QueueSettings(Lifecycle):
                 and (
                     (head := records.get(self._oldest_seq)) is None
                     or head.skey <= (((now - self._retention_us) << SEQ_BITS) | SEQ_MASK)
-                    or self._out_of_order
+                    or self._out_of_order._len  # SortedList's length, without a call
                 )
             )
         ):

@@ -83,9 +83,6 @@ class Queue(_BaseQueue):
         # Fair queues: a MessageGroupId is accepted and returned (section 10.1).
         return _validate.fifo_id("MessageGroupId", group_id), None
 
-    def _commit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
-        return self._admit_bodies(bodies, now, sender_id)
-
     def _commit_all(
         self, prepared: Sequence[tuple[_Record, int | None]], now: int, sender_id: str
     ) -> list[SendResult]:
