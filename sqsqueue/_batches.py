@@ -168,16 +168,12 @@ def coerce_change(index: int, raw: object) -> Item:
     _not_an_entry(raw)
 
 
-#: The Ids of plain entries (``coerce_send``, ``coerce_delete``): their positions.
+#: The Ids of plain receipt handles in a delete batch: their positions.
 _INDEX_IDS = tuple(str(i) for i in range(BATCH_ENTRIES_MAX))
 _PLAIN_HANDLES = {str}
 _SEND_ENTRIES = {SendEntry}
 _ENTRY_ID = attrgetter("id")
 _BODY = attrgetter("body")
-_OPTIONS = attrgetter(
-    "delay_seconds", "message_attributes", "trace_header", "group_id", "deduplication_id"
-)
-_NO_OPTIONS = (None, None, None, None, None)
 _STR = {str}
 
 
@@ -199,8 +195,15 @@ def _listed(entries: object, entry_name: str) -> list[Any]:
     return raw
 
 
+#: The last Ids found valid and distinct: clients mostly send the same ones.
+_last_valid_ids: list[tuple[Any, ...]] = [()]
+
+
 def _check_ids(ids: list[Any]) -> None:
     """Whole-request checks on the entries' Ids: valid, distinct (section 2.1)."""
+    key = tuple(ids)
+    if key == _last_valid_ids[0]:
+        return
     if not _validate.batch_entry_ids(ids):
         raise InvalidBatchEntryId()
     if len(set(ids)) != len(ids):
@@ -209,18 +212,28 @@ def _check_ids(ids: list[Any]) -> None:
             if entry_id in seen:
                 raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
             seen.add(entry_id)
+    _last_valid_ids[0] = key
 
 
 def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
     """Whole-request batch checks (section 2.1): nothing is done if one fails."""
     raw = _listed(entries, entry_name)
-    if coerce is coerce_delete and {*map(type, raw)} == _PLAIN_HANDLES:
-        # Plain receipt handles, taken in C: their Ids, their positions, are
-        # valid and distinct.
-        return list(zip(_INDEX_IDS, zip(raw), strict=False))  # the Ids outnumber the entries
     items: list[Item] = [coerce(i, e) for i, e in enumerate(raw)]
     _check_ids([item[0] for item in items])
     return items
+
+
+def delete_entries_of(entries: object) -> tuple[list[str], list[Any]]:
+    """:func:`entries_of` for a delete batch: the entries' Ids and receipt
+    handles. Plain handles are taken as they are: their Ids, their
+    positions, are valid and distinct. Nothing is done if a check fails."""
+    raw = _listed(entries, "DeleteMessageBatchRequestEntry")
+    if {*map(type, raw)} == _PLAIN_HANDLES:
+        return list(_INDEX_IDS[: len(raw)]), raw
+    items = [coerce_delete(i, e) for i, e in enumerate(raw)]
+    ids = [item[0] for item in items]
+    _check_ids(ids)
+    return ids, [item[1][0] for item in items]
 
 
 def send_entries_of(entries: object) -> tuple[list[str], list[SendEntry]]:
@@ -244,8 +257,15 @@ def plain_bodies(entries: list[SendEntry], max_size: int) -> list[str] | None:
     which ``validate.body``'s ASCII path accepts entry by entry. None for any
     other batch (its entries are then validated one by one). Checked in C,
     a few calls for the whole batch. O(total size)."""
-    if not all(map(_NO_OPTIONS.__eq__, map(_OPTIONS, entries))):
-        return None
+    for e in entries:
+        if (
+            e.delay_seconds is not None
+            or e.message_attributes is not None
+            or e.trace_header is not None
+            or e.group_id is not None
+            or e.deduplication_id is not None
+        ):
+            return None
     bodies = list(map(_BODY, entries))
     try:
         joined = "".join(bodies)

@@ -940,26 +940,26 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             self._authorize(principal, "DeleteMessageBatch")
-        items = _batches.entries_of(
-            entries, "DeleteMessageBatchRequestEntry", _batches.coerce_delete
-        )
+        entry_ids, handles = _batches.delete_entries_of(entries)
         with self._lock:
             now = self._begin()
-            result = self._delete_all(items, now)
+            result = self._delete_all(entry_ids, handles, now)
             if self._waiters:
                 self._notify()
         return result
 
-    def _delete_all(self, items: list[_batches.Item], now: int) -> BatchResult:
+    def _delete_all(self, entry_ids: list[str], handles: list[Any], now: int) -> BatchResult:
         """``_batches.each(items, self._delete_one, now)``, in one pass: the
         handles are checked in one call, and an entry holding the latest receipt
         of a stored message is deleted without the calls of ``_delete_one``.
         Every other entry goes through ``_delete_one`` at its turn, so the
         entries act in order, as each would alone."""
         if self._faults is not None or self._ordering.LATEST_RECEIPT_ONLY:
-            return _batches.each(items, self._delete_one, now)
+            return _batches.each(
+                list(zip(entry_ids, zip(handles), strict=True)), self._delete_one, now
+            )
         records = self._records
-        found = self._receipts.latest_all([args[0] for _, args in items], records)
+        found = self._receipts.latest_all(handles, records)
         tally = self._tally
         if None not in found:
             # The common batch: every entry the latest receipt of a stored
@@ -968,11 +968,11 @@ class _BaseQueue(QueueSettings, abc.ABC):
             if tally is not None:
                 tally.deleted += len(found)
             self._drop_all(found, "deleted", now)  # type: ignore[arg-type]
-            return BatchResult(dict.fromkeys([item[0] for item in items]))
+            return BatchResult(dict.fromkeys(entry_ids))
         drop = self._drop
         successful: dict[str, SendResult | None] = {}
         failed: list[BatchFailure] = []
-        for (entry_id, (handle,)), rec in zip(items, found, strict=True):
+        for entry_id, handle, rec in zip(entry_ids, handles, found, strict=True):
             # Still stored: an earlier entry of the batch may have deleted it.
             if rec is not None and records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
                 if tally is not None:

@@ -44,6 +44,11 @@ def message_view(
     return new_message((rec.message_id, handle, rec.body, system, {}, None))
 
 
+#: The receive counts' texts, formatted once (most messages are received a few times).
+_COUNTED = 64
+_COUNTS = tuple(str(n) for n in range(_COUNTED))
+
+
 def message_views(
     recs: list[_Record],
     handles: list[str],
@@ -82,10 +87,11 @@ def message_views(
         if ms != first_ms:
             first_ms = ms
             first_text = str(ms)
+        count = rec.receive_base + rec.receive_count
         system = {
             "SenderId": rec.sender_id,
             "SentTimestamp": sent_text,
-            "ApproximateReceiveCount": str(rec.receive_base + rec.receive_count),
+            "ApproximateReceiveCount": _COUNTS[count] if count < _COUNTED else str(count),
             "ApproximateFirstReceiveTimestamp": first_text,
         }
         out.append(new_message((rec.message_id, handle, rec.body, system, {}, None)))
