@@ -17,7 +17,11 @@ The transitions are the methods :meth:`Lifecycle._enqueue` (sent, or arrived as
 a dead letter), :meth:`~Lifecycle._deliver` (received), :meth:`~Lifecycle._rehide`
 (visibility changed), :meth:`~Lifecycle._drop` (deleted, expired, dead-lettered,
 moved) and :meth:`~Lifecycle._purge`; :meth:`~Lifecycle._advance` applies the
-deadlines that passed (expiry). They are the only code that changes a stored
+deadlines that passed (expiry). Their one-pass forms for a batch (``_admit``,
+``_admit_bodies``, ``_admit_body``: stamp and enqueue; ``_deliver_all``;
+``_drop_all``) do the same per record, with fewer Python calls per message
+(``benchmarks/RESULTS.md`` §2b), and go record by record through the
+transition itself when there are observers or an ordering that tracks records. They are the only code that changes a stored
 message, and each reports its change to the queue's observers through one
 narrow interface, :class:`Observer` (history is one; see ``docs/architecture.md``).
 An operation that made a message receivable wakes the long polls waiting on the
