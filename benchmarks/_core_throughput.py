@@ -152,7 +152,7 @@ def bench_standard(report: Report[Sizes]) -> None:
     s = single_rate / qq
     b = batch_rate / qq
     breakdowns: dict[str, Breakdown] = {}
-    if s < 1 / 8 or b < 1 / 4:
+    if s < 1 / 5 or b < 1 / 4:  # a missed target of issue 26 says what the profile shows
         for key, fn, us_per in (
             ("single", single_cycles, 1e6 / single_rate),
             ("batched", batched_cycles, 1e6 / batch_rate),
