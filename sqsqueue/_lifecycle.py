@@ -21,11 +21,12 @@ deadlines that passed (expiry). Their one-pass forms for a batch (``_admit``,
 ``_admit_bodies``, ``_admit_body``: stamp and enqueue; ``_deliver_all``;
 ``_drop_all``) do the same per record, with fewer Python calls per message
 (``benchmarks/RESULTS.md`` §2b), and go record by record through the
-transition itself when there are observers or an ordering that tracks records. They are the only code that changes a stored
-message, and each reports its change to the queue's observers through one
-narrow interface, :class:`Observer` (history is one; see ``docs/architecture.md``).
-An operation that made a message receivable wakes the long polls waiting on the
-queue (:meth:`Lifecycle._notify`; the polls themselves are ``_polling.py``'s).
+transition itself when there are observers or an ordering that tracks
+records. They are the only code that changes a stored message, and each
+reports its change to the queue's observers through one narrow interface,
+:class:`Observer` (history is one; see ``docs/architecture.md``). An operation
+that made a message receivable wakes the long polls waiting on the queue
+(:meth:`Lifecycle._notify`; the polls themselves are ``_polling.py``'s).
 
 A message's state is derived, never stored: a record is *fresh* until its first
 receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN

@@ -126,24 +126,21 @@ class QueueSettings(Lifecycle):
             now = self._last_now
         else:
             self._last_now = now
-        # _advance's fast-path test, inlined (key arithmetic: last_key): it acts
-        # only for a move task, a time window, a lane deadline that passed or a
+        # _advance's fast-path test, inlined (on times: key_time): it acts only
+        # for a move task, a time window, a lane deadline that passed, or a
         # retention pointer that is not on a live, in-order, unexpired record.
-        records = self._records
-        if (
-            self._tick is not None
-            or self._windows
-            or self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK)
-            or (
-                records
-                and (
-                    (head := records.get(self._oldest_seq)) is None
-                    or head.skey <= (((now - self._retention_us) << SEQ_BITS) | SEQ_MASK)
-                    or self._out_of_order._len  # SortedList's length, without a call
-                )
-            )
-        ):
-            self._advance(now)
+        if self._tick is None and not self._windows and self._lane_min >> SEQ_BITS > now:
+            records = self._records
+            if not records:
+                return now
+            head = records.get(self._oldest_seq)
+            if (
+                head is not None
+                and (head.skey >> SEQ_BITS) + self._retention_us > now
+                and not self._out_of_order._len  # SortedList's length, without a call
+            ):
+                return now
+        self._advance(now)
         return now
 
     def _authorize(
