@@ -442,20 +442,21 @@ class Lifecycle:
         Returns the message id. O(1) with the ready lane, O(log n) with a
         queue delay."""
         seq = self._seq + 1
-        at = now << SEQ_BITS
-        due = now + self._delay_s * US
-        vkey = (due << SEQ_BITS) | seq  # key_at, inlined
+        skey = (now << SEQ_BITS) | seq  # key_at, inlined
+        delay_s = self._delay_s
+        due = now + delay_s * US
+        vkey = (due << SEQ_BITS) | seq if delay_s else skey  # key_at, inlined
         ready = self._ready
         if (
             self._observers
             or self._tracks
-            or at | seq < self._last_skey
+            or skey < self._last_skey
             or (ready and ready[-1].vkey >= vkey)
         ):
             return self._admit_bodies([body], now, sender_id)[0]
         # _stamp, _enqueue and _add_fresh, inlined.
         self._seq = seq
-        skey = self._last_skey = at | seq  # key_at, inlined
+        self._last_skey = skey
         tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
         message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
         rec = self._records[seq] = _Record(
