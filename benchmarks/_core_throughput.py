@@ -152,7 +152,7 @@ def bench_standard(report: Report[Sizes]) -> None:
     s = single_rate / qq
     b = batch_rate / qq
     breakdowns: dict[str, Breakdown] = {}
-    if s < 1 / 8 or b < 1 / 4:
+    if s < 1 / 5 or b < 1 / 4:  # a missed target of issue 26 says what the profile shows
         for key, fn, us_per in (
             ("single", single_cycles, 1e6 / single_rate),
             ("batched", batched_cycles, 1e6 / batch_rate),
@@ -503,9 +503,16 @@ def primitives_table(qq: float, batched_us: float) -> tuple[Table, float]:
     rng = random.Random(1)
     packed = rc._HANDLE.pack(rc._HANDLE_VERSION, q._receipts._tag, 1, 1, q._receipts.token(1, 1))
     text = binascii.b2a_base64(packed, newline=False).decode("ascii")
+    ids = lc.id_source(rng)
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("message id: a random version-4 UUID string", lambda: lc.uuid4(rng)),
-        ("receipt token: keyed BLAKE2b MAC of (seq, receipt)", lambda: q._receipts.token(1, 1)),
+        (
+            "message id: the queue's random UUID prefix + 12 hex digits of its sequence number",
+            lambda: lc.message_id(ids, 12_345),
+        ),
+        (
+            "receipt token: a quarter of a keyed BLAKE2b-512 of (seq // 4, receipt)",
+            lambda: q._receipts.token(1, 1),
+        ),
         (
             "receipt handle: pack + base64, and back",
             lambda: (
@@ -543,6 +550,8 @@ def primitives_table(qq: float, batched_us: float) -> tuple[Table, float]:
     total = 0.0
     for label, fn in steps:
         ns = min(timeit.repeat(fn, number=100_000, repeat=5)) / 100_000 * 1e9
+        if label.startswith("receipt token"):
+            ns /= 4  # one MAC gives the tokens of four consecutive messages
         total += ns
         table.rows.append([label, f"{ns:,.0f}", f"{ns / (4e9 / qq):.0%}"])
     table.rows.append(["**sum**", f"**{total:,.0f}**", f"**{total / (4e9 / qq):.0%}**"])

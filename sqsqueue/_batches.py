@@ -12,6 +12,7 @@ client (``sqsqueue.aws._client``) shares.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from typing import Any, NoReturn
 
 from sqsqueue import _validate
@@ -167,19 +168,42 @@ def coerce_change(index: int, raw: object) -> Item:
     _not_an_entry(raw)
 
 
-def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
-    """Whole-request batch checks (section 2.1): nothing is done if one fails."""
-    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+#: The Ids of plain receipt handles in a delete batch: their positions.
+_INDEX_IDS = tuple(str(i) for i in range(BATCH_ENTRIES_MAX))
+_PLAIN_HANDLES = {str}
+_SEND_ENTRIES = {SendEntry}
+_ENTRY_ID = attrgetter("id")
+_BODY = attrgetter("body")
+_STR = {str}
+
+
+def _listed(entries: object, entry_name: str) -> list[Any]:
+    """The entries of a batch request as a list, after the whole-request
+    checks on their number (section 2.1)."""
+    if type(entries) is list:
+        raw = entries.copy()
+    elif isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
         _fail(f"Value {show(entries)} for parameter Entries is invalid. Reason: must be a list.")
-    raw = list(entries)
+    else:
+        raw = list(entries)
     if not raw:
         raise EmptyBatchRequest(f"There should be at least one {entry_name} in the request.")
     if len(raw) > BATCH_ENTRIES_MAX:
         raise TooManyEntriesInBatchRequest(
             f"Maximum number of entries per request are 10. You have sent {len(raw)}."
         )
-    items: list[Item] = [coerce(i, e) for i, e in enumerate(raw)]
-    ids = [item[0] for item in items]
+    return raw
+
+
+#: The last Ids found valid and distinct: clients mostly send the same ones.
+_last_valid_ids: list[tuple[Any, ...]] = [()]
+
+
+def _check_ids(ids: list[Any]) -> None:
+    """Whole-request checks on the entries' Ids: valid, distinct (section 2.1)."""
+    key = tuple(ids)
+    if key == _last_valid_ids[0]:
+        return
     if not _validate.batch_entry_ids(ids):
         raise InvalidBatchEntryId()
     if len(set(ids)) != len(ids):
@@ -188,7 +212,75 @@ def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
             if entry_id in seen:
                 raise BatchEntryIdsNotDistinct(f"Id {entry_id} repeated.")
             seen.add(entry_id)
+    _last_valid_ids[0] = key
+
+
+def entries_of(entries: object, entry_name: str, coerce: Any) -> list[Item]:
+    """Whole-request batch checks (section 2.1): nothing is done if one fails."""
+    raw = _listed(entries, entry_name)
+    items: list[Item] = [coerce(i, e) for i, e in enumerate(raw)]
+    _check_ids([item[0] for item in items])
     return items
+
+
+def delete_entries_of(entries: object) -> tuple[list[str], list[Any]]:
+    """:func:`entries_of` for a delete batch: the entries' Ids and receipt
+    handles. Plain handles are taken as they are: their Ids, their
+    positions, are valid and distinct. Nothing is done if a check fails."""
+    raw = _listed(entries, "DeleteMessageBatchRequestEntry")
+    if {*map(type, raw)} == _PLAIN_HANDLES:
+        return list(_INDEX_IDS[: len(raw)]), raw
+    items = [coerce_delete(i, e) for i, e in enumerate(raw)]
+    ids = [item[0] for item in items]
+    _check_ids(ids)
+    return ids, [item[1][0] for item in items]
+
+
+def send_entries_of(entries: object) -> tuple[list[str], list[SendEntry]]:
+    """:func:`entries_of` for a send batch: the entries' Ids and the entries,
+    as SendEntry objects. The library's own SendEntry objects are taken as
+    they are, in C. Nothing is done if a check fails."""
+    raw = _listed(entries, "SendMessageBatchRequestEntry")
+    if {*map(type, raw)} == _SEND_ENTRIES:
+        ids = list(map(_ENTRY_ID, raw))
+    else:
+        items = [coerce_send(i, e) for i, e in enumerate(raw)]
+        ids = [item[0] for item in items]
+        raw = [item[1][0] for item in items]
+    _check_ids(ids)
+    return ids, raw
+
+
+def plain_bodies(entries: list[SendEntry], max_size: int) -> list[str] | None:
+    """The bodies of a send batch whose every entry has a body only, ASCII,
+    of allowed characters and at most ``max_size`` long: the common batch,
+    which ``validate.body``'s ASCII path accepts entry by entry. None for any
+    other batch (its entries are then validated one by one). Checked in C,
+    a few calls for the whole batch. O(total size)."""
+    for e in entries:
+        if (
+            e.delay_seconds is not None
+            or e.message_attributes is not None
+            or e.trace_header is not None
+            or e.group_id is not None
+            or e.deduplication_id is not None
+        ):
+            return None
+    bodies = list(map(_BODY, entries))
+    try:
+        joined = "".join(bodies)
+    except TypeError:
+        return None  # a body that is not a string
+    # A character's class does not depend on its neighbours: the joined
+    # bodies are ASCII and allowed when each one is.
+    if (
+        not all(bodies)
+        or not joined.isascii()
+        or _validate.invalid_ascii(joined)
+        or (len(joined) > max_size and max(map(len, bodies)) > max_size)
+    ):
+        return None
+    return bodies
 
 
 def each(items: list[Item], action: Callable[..., None], now: int) -> BatchResult:

@@ -17,11 +17,16 @@ The transitions are the methods :meth:`Lifecycle._enqueue` (sent, or arrived as
 a dead letter), :meth:`~Lifecycle._deliver` (received), :meth:`~Lifecycle._rehide`
 (visibility changed), :meth:`~Lifecycle._drop` (deleted, expired, dead-lettered,
 moved) and :meth:`~Lifecycle._purge`; :meth:`~Lifecycle._advance` applies the
-deadlines that passed (expiry). They are the only code that changes a stored
-message, and each reports its change to the queue's observers through one
-narrow interface, :class:`Observer` (history is one; see ``docs/architecture.md``).
-An operation that made a message receivable wakes the long polls waiting on the
-queue (:meth:`Lifecycle._notify`; the polls themselves are ``_polling.py``'s).
+deadlines that passed (expiry). Their one-pass forms for a batch (``_admit``,
+``_admit_bodies``, ``_admit_body``: stamp and enqueue; ``_deliver_all``;
+``_drop_all``) do the same per record, with fewer Python calls per message
+(``benchmarks/RESULTS.md`` §2b), and go record by record through the
+transition itself when there are observers or an ordering that tracks
+records. They are the only code that changes a stored message, and each
+reports its change to the queue's observers through one narrow interface,
+:class:`Observer` (history is one; see ``docs/architecture.md``). An operation
+that made a message receivable wakes the long polls waiting on the queue
+(:meth:`Lifecycle._notify`; the polls themselves are ``_polling.py``'s).
 
 A message's state is derived, never stored: a record is *fresh* until its first
 receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN
@@ -198,6 +203,10 @@ class Lifecycle:
     _retention_us: int
     _delay_s: int
     _rng: _random.Random
+    #: Where message ids come from (``id_source``), drawn from ``_rng``.
+    _id_prefix: str
+    _id_mult: int
+    _id_offset: int
     _receipts: Receipts
     _account_id: str
     #: Fault emulation (standard queues; see Queue.faults): None = exact.
@@ -217,6 +226,7 @@ class Lifecycle:
         self._waiters: dict[Waiter, None] = {}
         self._windows: tuple[Window, ...] = ()
         self._ordering = ordering(self)
+        self._id_prefix, self._id_mult, self._id_offset = id_source(self._rng)
         self._tracks = self._ordering.TRACKS
         self._ready_lane = self._ordering.READY_LANE
         self._reset_messages()
@@ -334,8 +344,164 @@ class Lifecycle:
         # key_at, inlined: once per message sent.
         rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
         rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
-        rec.message_id = uuid4(self._rng)
+        # message_id, inlined: once per message sent.
+        tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
+        rec.message_id = self._id_prefix + tail.to_bytes(6).hex()
         rec.sender_id = sender_id
+
+    def _admit(
+        self, drafts: Iterable[tuple[_Record, int | None]], now: int, sender_id: str
+    ) -> None:
+        """:meth:`_stamp` then :meth:`_enqueue` (``sent``) for each draft record
+        with its DelaySeconds (None: the queue's), in one pass: a send batch of
+        a queue whose ordering tracks nothing. O(k) with the ready lane, O(k log n)
+        for delayed messages."""
+        if self._observers or self._tracks:
+            # Reports and orderings that track records go record by record.
+            for rec, delay in drafts:
+                delay_s = self._delay_s if delay is None else delay
+                self._stamp(rec, now, now + delay_s * US, sender_id)
+                self._enqueue(rec)
+            return
+        seq = first = self._seq
+        records = self._records
+        ready = self._ready if self._ready_lane else None
+        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
+        at = now << SEQ_BITS
+        queue_due = now + self._delay_s * US
+        last_skey = self._last_skey
+        sizes = 0
+        for rec, delay in drafts:
+            # _stamp, _enqueue and _add_fresh, inlined.
+            seq += 1
+            due = queue_due if delay is None else now + delay * US
+            skey = rec.skey = at | seq  # key_at, inlined
+            vkey = rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
+            rec.message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
+            rec.sender_id = sender_id
+            records[seq] = rec
+            sizes += rec.size
+            if skey >= last_skey:
+                last_skey = skey
+            else:
+                self._out_of_order.add(rec)
+            if ready is not None and due == now and (not ready or ready[-1].vkey < vkey):
+                ready.append(rec)
+            else:
+                self._fresh.add(rec)
+        self._seq = seq
+        self._last_skey = last_skey
+        tally = self._tally
+        if tally is not None:
+            tally.sent += seq - first
+            tally.sent_bytes += sizes
+
+    def _admit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
+        """:meth:`_admit` of plain ASCII bodies (no attribute, no delay of their
+        own), building their records here with their final fields: a send
+        batch's common case. Returns the message ids. O(k) with the ready
+        lane, O(k log n) with a queue delay."""
+        seq = first = self._seq
+        at = now << SEQ_BITS
+        due = now + self._delay_s * US
+        ready = self._ready
+        if (
+            self._observers
+            or self._tracks
+            or at | (seq + 1) < self._last_skey
+            or (ready and ready[-1].vkey >= (due << SEQ_BITS) | (seq + 1))
+        ):
+            # Reports, tracking orderings, keys out of order: the general path.
+            drafts = [_Record(0, 0, "", b, len(b), None, None, "") for b in bodies]
+            self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
+            return [rec.message_id for rec in drafts]
+        vat = due << SEQ_BITS
+        lane = ready.append if self._ready_lane and due == now else self._fresh.add
+        records = self._records
+        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
+        ids = []
+        for body in bodies:
+            # _stamp, _enqueue and _add_fresh, inlined; the keys increase.
+            seq += 1
+            message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
+            rec = records[seq] = _Record(
+                at | seq, vat | seq, message_id, body, len(body), None, None, sender_id
+            )
+            lane(rec)
+            ids.append(message_id)
+        self._seq = seq
+        self._last_skey = at | seq
+        tally = self._tally
+        if tally is not None:
+            tally.sent += seq - first
+            tally.sent_bytes += sum(map(len, bodies))
+        return ids
+
+    def _admit_body(self, body: str, now: int, sender_id: str) -> str:
+        """:meth:`_admit_bodies` of one body: a SendMessage's common case.
+        Returns the message id. O(1) with the ready lane, O(log n) with a
+        queue delay."""
+        seq = self._seq + 1
+        skey = (now << SEQ_BITS) | seq  # key_at, inlined
+        delay_s = self._delay_s
+        due = now + delay_s * US
+        vkey = (due << SEQ_BITS) | seq if delay_s else skey  # key_at, inlined
+        ready = self._ready
+        if (
+            self._observers
+            or self._tracks
+            or skey < self._last_skey
+            or (ready and ready[-1].vkey >= vkey)
+        ):
+            return self._admit_bodies([body], now, sender_id)[0]
+        # _stamp, _enqueue and _add_fresh, inlined.
+        self._seq = seq
+        self._last_skey = skey
+        tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
+        message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
+        rec = self._records[seq] = _Record(
+            skey, vkey, message_id, body, len(body), None, None, sender_id
+        )
+        if self._ready_lane and due == now:
+            ready.append(rec)
+        else:
+            self._fresh.add(rec)
+        tally = self._tally
+        if tally is not None:
+            tally.sent += 1
+            tally.sent_bytes += len(body)
+        return message_id
+
+    def _admit_one(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> None:
+        """:meth:`_admit` of one draft record: a SendMessage. O(1) with the
+        ready lane, O(log n) for a delayed message."""
+        delay_s = self._delay_s if delay is None else delay
+        due = now + delay_s * US
+        if self._observers or self._tracks:
+            self._stamp(rec, now, due, sender_id)
+            self._enqueue(rec)
+            return
+        # _stamp, _enqueue and _add_fresh, inlined.
+        self._seq = seq = self._seq + 1
+        skey = rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
+        vkey = rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
+        tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
+        rec.message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
+        rec.sender_id = sender_id
+        self._records[seq] = rec
+        if skey >= self._last_skey:
+            self._last_skey = skey
+        else:
+            self._out_of_order.add(rec)
+        ready = self._ready
+        if self._ready_lane and due == now and (not ready or ready[-1].vkey < vkey):
+            ready.append(rec)
+        else:
+            self._fresh.add(rec)
+        tally = self._tally
+        if tally is not None:
+            tally.sent += 1
+            tally.sent_bytes += rec.size
 
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
         """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
@@ -397,6 +563,44 @@ class Lifecycle:
             self._report("received", rec, now, receipt=receipt_no, visible_at=visible_at)
         return handle
 
+    def _deliver_all(self, recs: list[_Record], now: int, visibility_us: int) -> list[str]:
+        """:meth:`_deliver` for each of ``recs`` in order, in one pass: a
+        receive's messages. Returns their receipt handles. O(k) with the lanes,
+        O(k log n) at worst."""
+        if self._tracks or self._observers:
+            # Orderings that track records and reports go record by record.
+            return [self._deliver(rec, now, visibility_us) for rec in recs]
+        ready = self._ready
+        lane = self._lane
+        due = now + visibility_us
+        cap = now + _BUDGET_US
+        tail = lane[next(reversed(lane))].vkey if lane else -1
+        for rec in recs:
+            seq = rec.skey & SEQ_MASK  # key_seq, inlined
+            if rec.receive_count == 0:
+                if ready and ready[0] is rec:  # _remove_fresh's common case, inlined
+                    ready.popleft()
+                else:
+                    self._remove_fresh(rec)
+                if not rec.first_receive:
+                    rec.first_receive = now
+            else:
+                self._unindex_received(rec)
+            vkey = rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
+            if vkey > tail:  # after the lane's tail (or the lane is empty): O(1)
+                if not lane:
+                    self._lane_min = vkey
+                lane[seq] = rec
+                tail = vkey
+            else:
+                self._received.add(rec)
+            rec.receive_count += 1
+            rec.receive_cap = cap
+            rec.receipt_no += 1
+        if self._tally is not None:
+            self._tally.received += len(recs)
+        return self._receipts.issue_all(recs)
+
     def _rehide(self, rec: _Record, due: int, now: int) -> None:
         """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
         self._unindex_received(rec)
@@ -423,14 +627,40 @@ class Lifecycle:
             self._oldest_seq = seq + 1
         # Out of order: mostly standard dead letters (they keep their enqueue
         # time). Empty, the check costs nothing.
-        if self._out_of_order and rec in self._out_of_order:
+        # ``_len``: a SortedList's length without its Python-level __len__.
+        if self._out_of_order._len and rec in self._out_of_order:
             self._out_of_order.remove(rec)
         if rec.receive_count == 0:
             self._remove_fresh(rec)
-        else:
+        elif self._lane.pop(seq, None) is None:  # _unindex_received's common case, inlined
             self._unindex_received(rec)
         if self._tracks:
             self._ordering.unlinked(rec)
+
+    def _drop_all(self, recs: Iterable[_Record], reason: str, now: int) -> None:
+        """:meth:`_drop` of each of ``recs`` still stored, in order, in one pass
+        (a delete batch; a record named twice is dropped once). O(k) for records
+        in the lanes, O(k log n) at worst."""
+        records = self._records
+        if self._observers or self._tracks or self._out_of_order._len:
+            # Reports, tracking orderings, out-of-order records: record by record.
+            for rec in recs:
+                if records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
+                    self._drop(rec, reason, now)
+            return
+        pop = self._lane.pop
+        for rec in recs:
+            seq = rec.skey & SEQ_MASK  # key_seq, inlined
+            if records.get(seq) is not rec:
+                continue  # dropped by an earlier one
+            # _drop, inlined.
+            del records[seq]
+            if seq == self._oldest_seq:
+                self._oldest_seq = seq + 1
+            if rec.receive_count == 0:
+                self._remove_fresh(rec)
+            elif pop(seq, None) is None:  # _unindex_received's common case, inlined
+                self._unindex_received(rec)
 
     def _purge(self, now: int, reason: str) -> None:
         """Every state -> ``purged`` (PurgeQueue) or ``queue_deleted``
@@ -454,7 +684,7 @@ class Lifecycle:
         # Fast path, taken by almost every call: the queue is empty, or the
         # pointer's record is live, in order and not yet due, so nothing can
         # have expired.
-        if records and (head is None or head.skey <= bound or self._out_of_order):
+        if records and (head is None or head.skey <= bound or self._out_of_order._len):
             while True:
                 rec = self._oldest()
                 if rec is None or rec.skey > bound:
@@ -645,6 +875,38 @@ class Lifecycle:
                 assert rec.token is not None and rec.receipt_no == rec.receive_count
                 assert id(rec) in lane_ids or id(rec) in received_ids or id(rec) in revisible_ids
         self._ordering.check()
+
+
+#: The last group of a message id: 12 hex digits.
+_ID_MASK = (1 << 48) - 1
+
+
+def id_source(rng: _random.Random) -> tuple[str, int, int]:
+    """A queue's message-id source, drawn once from ``rng``: (prefix, multiplier,
+    offset). Message ``seq``'s id is the prefix followed by 12 hex digits of
+    ``(seq * multiplier + offset) mod 2**48`` (:func:`message_id`).
+
+    The prefix holds the first four groups of a version-4 UUID (74 random bits,
+    the version nibble 4 and the RFC 4122 variant bits 10xx); the last group is
+    a bijection of the sequence number (the multiplier is odd), so no two
+    messages of one queue object share an id, and each queue object draws its
+    own prefix (the ids of two queues differ unless 74 random bits do not).
+    A durable broker reopens its queues with new prefixes and continues their
+    sequence numbers, so ids stay unique across restarts. Ids are unique, not
+    secret (``docs/guarantees.md``); one costs a multiply and a format instead
+    of 128 random bits and a UUID's formatting.
+    """
+    h = f"{rng.getrandbits(80):020x}"
+    prefix = f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-"
+    mixing = rng.getrandbits(96)
+    return prefix, (mixing >> 48) | 1, mixing & _ID_MASK
+
+
+def message_id(source: tuple[str, int, int], seq: int) -> str:
+    """The id of message ``seq`` of a queue whose id source is ``source``."""
+    prefix, mult, offset = source
+    # to_bytes().hex() formats the 12 digits in half the time of "{:012x}".
+    return prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
 
 
 def uuid4(rng: _random.Random) -> str:

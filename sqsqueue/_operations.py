@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import itertools
 import os
 import random as _random
 import threading
@@ -32,11 +33,14 @@ from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import (
     BATCH_PAYLOAD_MAX,
+    MAX_MESSAGES_MAX,
     MAX_RECEIVE_COUNT_DEFAULT,
     PURGE_INTERVAL,
     US,
 )
 from sqsqueue._message import (
+    SEQ_BITS,
+    SEQ_MASK,
     BatchFailure,
     BatchResult,
     ChangeVisibilityEntry,
@@ -52,8 +56,8 @@ from sqsqueue._message import (
 from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
-from sqsqueue._validate import show
-from sqsqueue._views import message_view
+from sqsqueue._validate import ASCII_ALLOWED, show
+from sqsqueue._views import message_views
 from sqsqueue.errors import (
     BatchRequestTooLong,
     InvalidAttributeName,
@@ -68,6 +72,8 @@ from sqsqueue.errors import (
 #: Python-level ``__new__``: half the cost, and one is built for every message
 #: sent or received. The tuple must list every field, in order.
 new_send_result: Callable[[tuple[Any, ...]], SendResult] = partial(tuple.__new__, SendResult)
+#: Nones for the optional fields of the SendResults of plain bodies.
+_NONES = itertools.repeat(None)
 #: A validated send: the draft record and its DelaySeconds (None: the queue's).
 Prepared = tuple[_Record, int | None]
 
@@ -406,14 +412,20 @@ class _BaseQueue(QueueSettings, abc.ABC):
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         """Store a draft record (under the lock) and say what was stored."""
 
+    def _commit_all(
+        self, prepared: Sequence[Prepared], now: int, sender_id: str
+    ) -> list[SendResult]:
+        """:meth:`_commit` each validated send, in order (a send batch)."""
+        commit = self._commit
+        return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
+
     def _send_prepared(
         self, prepared: Sequence[Prepared], sender_id: str | None
     ) -> list[SendResult]:
         sender = sender_id if sender_id is not None else self._account_id
         with self._lock:
             now = self._begin()
-            commit = self._commit
-            results = [commit(rec, delay, now, sender) for rec, delay in prepared]
+            results = self._commit_all(prepared, now, sender)
             if self._waiters:
                 self._notify(len(results))
         return results
@@ -442,15 +454,39 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             sender_id = self._authorize(principal, "SendMessage", sender_id)
-        rec, delay = self._prepare(
-            body,
-            delay_seconds,
-            message_attributes,
-            trace_header,
-            group_id,
-            deduplication_id,
-            batch=False,
-        )
+        if (
+            type(body) is str
+            and body
+            and delay_seconds is None
+            and message_attributes is None
+            and trace_header is None
+            and group_id is None
+            and deduplication_id is None
+            and not self.FIFO
+            and body.isascii()
+            and not body.encode("ascii").translate(None, ASCII_ALLOWED)  # invalid_ascii
+            and len(body) <= self._max_size
+        ):
+            # _prepare's answer for a plain ASCII body on a standard queue,
+            # without its calls (as send_batch does for a batch of them), and
+            # the standard queue's _commit of it, its record built at once.
+            sender = sender_id if sender_id is not None else self._account_id
+            with self._lock:
+                now = self._begin()
+                message_id = self._admit_body(body, now, sender)
+                if self._waiters:
+                    self._notify(1)
+            return new_send_result((message_id, body, None, None, None))
+        else:
+            rec, delay = self._prepare(
+                body,
+                delay_seconds,
+                message_attributes,
+                trace_header,
+                group_id,
+                deduplication_id,
+                batch=False,
+            )
         # What _send_prepared does for a batch, for one message: this is the
         # single-send hot path, and the batch's tuple, list and comprehension
         # cost about 5% of a send+receive+delete cycle (RESULTS.md §2).
@@ -480,11 +516,30 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
-        items = _batches.entries_of(entries, "SendMessageBatchRequestEntry", _batches.coerce_send)
+        entry_ids, send_entries = _batches.send_entries_of(entries)
+        bodies = None if self.FIFO else _batches.plain_bodies(send_entries, self._max_size)
+        if bodies is not None:
+            # The common batch: every entry valid, the standard queue's _commit
+            # of each, their records built at once (_admit_bodies).
+            total = sum(map(len, bodies))  # ASCII: a body's size is its length
+            if total > BATCH_PAYLOAD_MAX:
+                raise BatchRequestTooLong(
+                    f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
+                    f"You have sent {total} bytes."
+                )
+            sender = sender_id if sender_id is not None else self._account_id
+            with self._lock:
+                now = self._begin()
+                message_ids = self._admit_bodies(bodies, now, sender)
+                if self._waiters:
+                    self._notify(len(message_ids))
+            # SendResult(message_id, body), built in C (the Nones are endless).
+            fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
+            return BatchResult(dict(zip(entry_ids, map(new_send_result, fields), strict=True)))
         prepared: dict[str, Prepared] = {}
         failed: list[BatchFailure] = []
         total = 0
-        for _, (entry,) in items:
+        for entry in send_entries:
             try:
                 p = self._prepare(
                     entry.body,
@@ -527,6 +582,28 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """One non-blocking receive attempt under the lock."""
         self._check_alive()
         self._advance(now)
+        return self._receive_begun(
+            now,
+            limit,
+            visibility_us,
+            long_poll,
+            attempt_id,
+            attribute_names,
+            message_attribute_names,
+        )
+
+    def _receive_begun(
+        self,
+        now: int,
+        limit: int,
+        visibility_us: int,
+        long_poll: bool,
+        attempt_id: str | None,
+        attribute_names: Sequence[str],
+        message_attribute_names: Sequence[str],
+    ) -> list[Message]:
+        """:meth:`_receive_now` once the queue was found open and the deadlines
+        up to ``now`` were applied (``_begin``)."""
         if attempt_id is not None:
             assert self._attempts is not None  # attempt ids are kept on FIFO queues only
             replay = self._attempts.replay(
@@ -542,7 +619,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         # needs the exact count (section 4).
         # The limit is read from its module at each receive: tests lower it.
         in_flight_max = _limits.IN_FLIGHT_MAX
-        if len(self._lane) + len(self._received) + limit > in_flight_max:
+        if len(self._lane) + self._received._len + limit > in_flight_max:  # SortedList length
             room = in_flight_max - self._in_flight(now)
             if room <= 0:
                 return self._at_in_flight_limit(long_poll)
@@ -557,15 +634,11 @@ class _BaseQueue(QueueSettings, abc.ABC):
         if dead:
             assert target is not None
             _deadletter.dead_letter(self, dead, target, now)
-        handles = [self._deliver(rec, now, visibility_us) for rec in deliver]
+        handles = self._deliver_all(deliver, now, visibility_us)
         if attempt_id is not None:
             assert self._attempts is not None
             self._attempts.remember(attempt_id, now, deliver, handles)
-        view = message_view
-        return [
-            view(rec, handle, attribute_names, message_attribute_names)
-            for rec, handle in zip(deliver, handles, strict=True)
-        ]
+        return message_views(deliver, handles, attribute_names, message_attribute_names)
 
     def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
         """Standard queues: short polls raise OverLimit, long polls find nothing.
@@ -655,20 +728,40 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        limit, vt, wait, names, user_names, attempt = self._receive_args(
-            principal,
-            max_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        )
+        if (
+            type(max_messages) is int
+            and 0 < max_messages <= MAX_MESSAGES_MAX
+            and visibility_timeout is None
+            and wait_time_seconds is None
+            and attribute_names is ALL
+            and message_attribute_names is ALL
+            and receive_request_attempt_id is None
+            and principal is None
+        ):
+            # _receive_args' answer for the defaults, without its calls.
+            limit, vt, wait, names, user_names, attempt = (
+                max_messages,
+                None,
+                self._wait_s,
+                ALL,
+                ALL,
+                None,
+            )
+        else:
+            limit, vt, wait, names, user_names, attempt = self._receive_args(
+                principal,
+                max_messages,
+                visibility_timeout,
+                wait_time_seconds,
+                attribute_names,
+                message_attribute_names,
+                receive_request_attempt_id,
+            )
         if wait == 0:
             with self._lock:
-                now = self._now_us()
+                now = self._begin()
                 vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_now(now, limit, vis, False, attempt, names, user_names)
+                got = self._receive_begun(now, limit, vis, False, attempt, names, user_names)
                 if not got and self._tally is not None:
                     self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
                 return got
@@ -729,17 +822,29 @@ class _BaseQueue(QueueSettings, abc.ABC):
         operations will fail if the request is received outside of the
         visibility timeout window" (section 8). Refuses forged handles."""
         receipts = self._receipts
-        seq, receipt_no, token = receipts.parse(handle)
-        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
+        seq, receipt_no, token, version = receipts.parse(handle)
+        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token, version)  # type: ignore[arg-type]
         if rec is None or not self._ordering.LATEST_RECEIPT_ONLY:
             return rec, True
         return rec, receipt_no == rec.receipt_no and key_time(rec.vkey) > now
 
     def _delete_one(self, handle: object, now: int) -> None:
-        # _acting, inlined: the delete path runs once per message.
+        rec = self._receipts.latest(handle, self._records)
+        if (
+            rec is not None
+            and self._faults is None
+            and (not self._ordering.LATEST_RECEIPT_ONLY or rec.vkey >> SEQ_BITS > now)
+        ):
+            # The common case: the latest receipt of a stored message, which
+            # may act (a FIFO one while in flight; key_time, inlined).
+            if self._tally is not None:
+                self._tally.deleted += 1
+            self._drop(rec, "deleted", now)
+            return
+        # _acting, inlined: every other handle, refused or not.
         receipts = self._receipts
-        seq, receipt_no, token = receipts.parse(handle)
-        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token)  # type: ignore[arg-type]
+        seq, receipt_no, token, version = receipts.parse(handle)
+        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token, version)  # type: ignore[arg-type]
         tally = self._tally
         if rec is None:
             # Already deleted: DeleteMessage is idempotent (section 8), and
@@ -772,7 +877,17 @@ class _BaseQueue(QueueSettings, abc.ABC):
             self._authorize(principal, "DeleteMessage")
         with self._lock:
             now = self._begin()
-            self._delete_one(receipt_handle, now)
+            rec = None
+            if self._faults is None and not self._ordering.LATEST_RECEIPT_ONLY:
+                rec = self._receipts.latest(receipt_handle, self._records)
+            if rec is not None:
+                # _delete_one's common case, inlined: the latest receipt of a
+                # stored message on a standard queue.
+                if self._tally is not None:
+                    self._tally.deleted += 1
+                self._drop(rec, "deleted", now)
+            else:
+                self._delete_one(receipt_handle, now)
             if self._waiters:
                 self._notify()
 
@@ -825,15 +940,53 @@ class _BaseQueue(QueueSettings, abc.ABC):
         """
         if principal is not None:
             self._authorize(principal, "DeleteMessageBatch")
-        items = _batches.entries_of(
-            entries, "DeleteMessageBatchRequestEntry", _batches.coerce_delete
-        )
+        entry_ids, handles = _batches.delete_entries_of(entries)
         with self._lock:
             now = self._begin()
-            result = _batches.each(items, self._delete_one, now)
+            result = self._delete_all(entry_ids, handles, now)
             if self._waiters:
                 self._notify()
         return result
+
+    def _delete_all(self, entry_ids: list[str], handles: list[Any], now: int) -> BatchResult:
+        """``_batches.each(items, self._delete_one, now)``, in one pass: the
+        handles are checked in one call, and an entry holding the latest receipt
+        of a stored message is deleted without the calls of ``_delete_one``.
+        Every other entry goes through ``_delete_one`` at its turn, so the
+        entries act in order, as each would alone."""
+        if self._faults is not None or self._ordering.LATEST_RECEIPT_ONLY:
+            return _batches.each(
+                list(zip(entry_ids, zip(handles), strict=True)), self._delete_one, now
+            )
+        records = self._records
+        found = self._receipts.latest_all(handles, records)
+        tally = self._tally
+        if None not in found:
+            # The common batch: every entry the latest receipt of a stored
+            # message (one named twice is deleted once, and the second entry
+            # succeeds and counts as a duplicate deletion does, see _delete_one).
+            if tally is not None:
+                tally.deleted += len(found)
+            self._drop_all(found, "deleted", now)  # type: ignore[arg-type]
+            return BatchResult(dict.fromkeys(entry_ids))
+        drop = self._drop
+        successful: dict[str, SendResult | None] = {}
+        failed: list[BatchFailure] = []
+        for entry_id, handle, rec in zip(entry_ids, handles, found, strict=True):
+            # Still stored: an earlier entry of the batch may have deleted it.
+            if rec is not None and records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
+                if tally is not None:
+                    tally.deleted += 1
+                drop(rec, "deleted", now)
+                successful[entry_id] = None
+                continue
+            try:
+                self._delete_one(handle, now)
+            except SQSError as err:
+                failed.append(BatchFailure(entry_id, err.code, err.message, err.sender_fault))
+            else:
+                successful[entry_id] = None
+        return BatchResult(successful, tuple(failed))
 
     def change_visibility_batch(
         self,

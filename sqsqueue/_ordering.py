@@ -86,19 +86,22 @@ class StandardOrdering(Ordering):
 
     def select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         life = self.life
-        life._settle(now)  # records that became visible again leave the lane
         bound = last_key(now)
+        if life._lane_min <= bound:  # _settle's own test, inlined
+            life._settle(now)  # records that became visible again leave the lane
         received = life._received
-        if received and received[0].vkey <= bound:
+        # ``_len`` and ``_keys[0][0]``: a SortedKeyList's length and smallest key
+        # without its Python-level __len__ and __getitem__ (sortedcontainers 2.x).
+        if received._len and received._keys[0][0] <= bound:
             life._revisit(bound)  # from deadline order to send order, once each
         streams: list[Iterable[_Record]] = []
         if life._ready:
             streams.append(life._ready)  # every ready-lane record is receivable
         fresh = life._fresh
-        if fresh and fresh[0].vkey <= bound:
+        if fresh._len and fresh._keys[0][0] <= bound:
             streams.append(fresh.irange_key(max_key=bound))
         revisible = life._revisible
-        if revisible:
+        if revisible._len:
             streams.append(revisible)  # every one is receivable
         if not streams:
             return [], []

@@ -2,10 +2,20 @@
 
 A handle is the base64 of 36 packed bytes: a format version, the queue's 7-byte
 tag, the message's sequence number, the receipt number (1 for its first
-receive, 2 for the next, ...) and a 128-bit token, a keyed BLAKE2b MAC of
-(sequence number, receipt number) under a per-queue secret
-(``docs/aws-behaviour.md`` §8). A forged or mutated handle is refused even after
-its message is gone; a handle of another queue is refused by its tag.
+receive, 2 for the next, ...) and a 128-bit token (``docs/aws-behaviour.md``
+§8). A forged or mutated handle is refused even after its message is gone; a
+handle of another queue is refused by its tag.
+
+The token is a MAC of (sequence number, receipt number) under a per-queue
+secret. Version 2 handles (those issued now) take it from a keyed BLAKE2b-512
+of (sequence number // 4, receipt number): its 64 bytes are the tokens of the
+four messages of that block, 16 bytes each, so a receive of consecutive
+messages computes one MAC per four of them. Each token is its own part of a
+pseudo-random output, so knowing the others of its block tells nothing of it.
+Version 1 handles (issued before; a durable broker keeps their messages) carry
+a keyed BLAKE2b-128 of (sequence number, receipt number) and are still
+verified with it: the two MACs have different digest sizes, which BLAKE2 keys
+into its parameter block, so neither answers for the other.
 
 No state of the queue lives here: :class:`Receipts` holds the queue's key, and
 the lifecycle stores each message's latest token on its record.
@@ -17,18 +27,30 @@ import binascii
 import hashlib
 import hmac
 import struct
+from collections.abc import Mapping
 
-from sqsqueue._message import _Record
+from sqsqueue._message import SEQ_MASK, _Record
 from sqsqueue._validate import show
 from sqsqueue.errors import MissingParameter, ReceiptHandleIsInvalid
 
 _HANDLE = struct.Struct(">B7sQI16s")  # version, queue tag, seq, receipt no, token
-_HANDLE_VERSION = 1
+#: The version of the handles issued; both are accepted.
+_HANDLE_VERSION = 2
+_VERSIONS = (1, 2)
 _HANDLE_LEN = 48  # base64 of the 36 packed bytes, no padding
-#: What a handle's token authenticates: (seq, receipt no).
+#: What a token authenticates: (seq, receipt no) in version 1, (seq >> 2,
+#: receipt no) in version 2.
 _TOKEN_INPUT = struct.Struct(">QI")
+#: Version 2: 2**_BLOCK_BITS tokens of 16 bytes per 64-byte MAC.
+_BLOCK_BITS = 2
+_SLOT = (1 << _BLOCK_BITS) - 1
 _b2a = binascii.b2a_base64
 _pack = _HANDLE.pack
+_unpack = _HANDLE.unpack
+_a2b = binascii.a2b_base64
+_token_input = _TOKEN_INPUT.pack
+_STR = {str}
+_LENGTH = {_HANDLE_LEN}
 
 
 class Receipts:
@@ -39,35 +61,67 @@ class Receipts:
     two queues seeded alike refuse each other's handles.
     """
 
-    __slots__ = ("_mac", "_tag")
+    __slots__ = ("_block_mac", "_mac", "_tag")
 
     def __init__(self, seed: bytes, arn: str) -> None:
         secret = hashlib.blake2b(seed + arn.encode(), digest_size=39).digest()
         self._tag = secret[:7]
-        # A keyed BLAKE2b state, copied per token: cheaper than keying anew.
-        self._mac = hashlib.blake2b(key=secret[7:], digest_size=16)
+        # Keyed BLAKE2b states, copied per MAC: cheaper than keying anew.
+        self._mac = hashlib.blake2b(key=secret[7:], digest_size=16)  # version 1
+        self._block_mac = hashlib.blake2b(key=secret[7:], digest_size=64)  # version 2
 
-    def token(self, seq: int, receipt_no: int) -> bytes:
-        """The token of receipt ``receipt_no`` of message ``seq``. O(1)."""
-        mac = self._mac.copy()
-        mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
-        return mac.digest()
+    def token(self, seq: int, receipt_no: int, version: int = _HANDLE_VERSION) -> bytes:
+        """The token of receipt ``receipt_no`` of message ``seq`` in a handle
+        of ``version``. O(1)."""
+        if version == 1:
+            mac = self._mac.copy()
+            mac.update(_token_input(seq, receipt_no))
+            return mac.digest()
+        mac = self._block_mac.copy()
+        mac.update(_token_input(seq >> _BLOCK_BITS, receipt_no))
+        at = (seq & _SLOT) << 4
+        return mac.digest()[at : at + 16]
 
     def issue(self, rec: _Record, seq: int, receipt_no: int) -> str:
         """A new handle for receipt ``receipt_no`` of ``rec`` (whose sequence
         number is ``seq``); its token is kept on the record, where ``verify``
-        finds it. O(1); runs once per message received."""
-        mac = self._mac.copy()
-        mac.update(_TOKEN_INPUT.pack(seq, receipt_no))
-        token = rec.token = mac.digest()
+        finds it. O(1)."""
+        token = rec.token = self.token(seq, receipt_no)
         # binascii directly: base64.b64encode's pure-Python wrapper costs as much
         # as the encoding on this hot path.
         handle = _b2a(_pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False)
         return handle.decode("ascii")
 
-    def parse(self, handle: object) -> tuple[int, int, bytes]:
-        """(seq, receipt number, token) of a handle issued by this queue, or
-        AWS's error for a missing, malformed or foreign one. O(1)."""
+    def issue_all(self, recs: list[_Record]) -> list[str]:
+        """:meth:`issue` for each of ``recs``, whose receipt numbers were just
+        raised: one call for a receive's messages. Records of one block with the
+        same receipt number (consecutive messages received for the first time)
+        share one MAC, and the handles are encoded by one base64 call (36 bytes
+        are 12 whole base64 groups, so the handles' text is the concatenation
+        of each one's). O(k)."""
+        base = self._block_mac
+        tag = self._tag
+        packed = []
+        last = -1
+        digest = b""
+        for rec in recs:
+            seq = rec.skey & SEQ_MASK  # key_seq, inlined
+            receipt_no = rec.receipt_no
+            block = ((seq >> _BLOCK_BITS) << 32) | receipt_no  # receipt numbers fit 32 bits
+            if block != last:
+                last = block
+                mac = base.copy()
+                mac.update(_token_input(seq >> _BLOCK_BITS, receipt_no))
+                digest = mac.digest()
+            at = (seq & _SLOT) << 4
+            token = rec.token = digest[at : at + 16]
+            packed.append(_pack(_HANDLE_VERSION, tag, seq, receipt_no, token))
+        text = _b2a(b"".join(packed), newline=False).decode("ascii")
+        return [text[i : i + _HANDLE_LEN] for i in range(0, len(text), _HANDLE_LEN)]
+
+    def parse(self, handle: object) -> tuple[int, int, bytes, int]:
+        """(seq, receipt number, token, version) of a handle issued by this
+        queue, or AWS's error for a missing, malformed or foreign one. O(1)."""
         if not isinstance(handle, str) or not handle:
             if handle is None or handle == "":
                 raise MissingParameter("The request must contain the parameter ReceiptHandle.")
@@ -81,25 +135,109 @@ class Receipts:
             version, tag, seq, receipt_no, token = _HANDLE.unpack(raw)
         except (ValueError, binascii.Error, struct.error, UnicodeEncodeError):
             raise invalid(handle) from None
-        if version != _HANDLE_VERSION:
+        if version not in _VERSIONS:
             raise invalid(handle)
         if tag != self._tag:
             raise ReceiptHandleIsInvalid(
                 f'The receipt handle "{handle}" is not valid for this queue.'
             )
-        return seq, receipt_no, token
+        return seq, receipt_no, token, version
+
+    def latest(self, handle: object, records: Mapping[int, _Record]) -> _Record | None:
+        """The stored record (of ``records``, by sequence number) whose latest
+        receipt ``handle`` is; None for any other handle: malformed, foreign,
+        forged, an older receipt, a message gone (``parse`` and ``verify`` tell
+        which, and whether it is refused). One call for the common case of a
+        delete: the stored token is compared, no MAC computed. O(1)."""
+        if type(handle) is not str or len(handle) != _HANDLE_LEN:
+            return None
+        try:
+            version, tag, seq, receipt_no, token = _unpack(_a2b(handle, strict_mode=True))
+        except (ValueError, struct.error):  # binascii.Error and UnicodeError are ValueErrors
+            return None
+        rec = records.get(seq)
+        if (
+            rec is None
+            or version != _HANDLE_VERSION  # version 1: see verify
+            or tag != self._tag
+            or receipt_no != rec.receipt_no
+            or rec.token is None
+            or not hmac.compare_digest(rec.token, token)
+        ):
+            return None
+        return rec
+
+    def latest_all(
+        self, handles: list[object], records: Mapping[int, _Record]
+    ) -> list[_Record | None]:
+        """:meth:`latest` of each handle, in one call: a delete batch's. O(k)."""
+        tag = self._tag
+        out: list[_Record | None] = []
+        if {*map(type, handles)} == _STR and {*map(len, handles)} == _LENGTH:  # type: ignore[arg-type]
+            # Handles of the right length, decoded by one base64 call (each is
+            # 12 whole base64 groups) and unpacked in C; a malformed one fails
+            # the whole decoding, and each is then decoded alone.
+            try:
+                fields = _HANDLE.iter_unpack(_a2b("".join(handles), strict_mode=True))  # type: ignore[arg-type]
+            except (ValueError, struct.error):  # padding inside: fewer bytes
+                pass
+            else:
+                for version, htag, seq, receipt_no, token in fields:
+                    rec = records.get(seq)
+                    if (
+                        rec is not None
+                        and version == _HANDLE_VERSION  # version 1: see verify
+                        and htag == tag
+                        and receipt_no == rec.receipt_no
+                        and rec.token is not None
+                        and hmac.compare_digest(rec.token, token)
+                    ):
+                        out.append(rec)
+                    else:
+                        out.append(None)
+                return out
+        for handle in handles:
+            rec = None
+            if type(handle) is str and len(handle) == _HANDLE_LEN:
+                try:
+                    version, htag, seq, receipt_no, token = _unpack(_a2b(handle, strict_mode=True))
+                except (ValueError, struct.error):  # binascii.Error, UnicodeError are ValueErrors
+                    version = 0
+                if version == _HANDLE_VERSION and htag == tag:  # version 1: see verify
+                    rec = records.get(seq)
+                    if rec is not None and (
+                        receipt_no != rec.receipt_no
+                        or rec.token is None
+                        or not hmac.compare_digest(rec.token, token)
+                    ):
+                        rec = None
+            out.append(rec)
+        return out
 
     def verify(
-        self, handle: str, rec: _Record | None, receipt_no: int, seq: int, token: bytes
+        self,
+        handle: str,
+        rec: _Record | None,
+        receipt_no: int,
+        seq: int,
+        token: bytes,
+        version: int = _HANDLE_VERSION,
     ) -> _Record | None:
         """``rec`` (the stored record with ``seq``, or None if gone) when the
         handle's token is one this queue issued; ReceiptHandleIsInvalid for a
         forged or mutated handle. O(1)."""
-        if rec is not None and receipt_no == rec.receipt_no and rec.token is not None:
+        if (
+            version == _HANDLE_VERSION
+            and rec is not None
+            and receipt_no == rec.receipt_no
+            and rec.token is not None
+        ):
             # The latest receipt: the token stored at issue time is the MAC.
+            # (A version 1 handle is always checked by its own MAC: the version
+            # is authenticated too, so a handle whose version was changed fails.)
             if hmac.compare_digest(rec.token, token):
                 return rec
-        elif hmac.compare_digest(token, self.token(seq, receipt_no)):
+        elif hmac.compare_digest(token, self.token(seq, receipt_no, version)):
             # An older receipt, or a message that is gone: recompute the MAC.
             return rec
         raise invalid(handle)

@@ -8,11 +8,11 @@ the standard queue's send rules and its fault emulation (``_faults.py``).
 from __future__ import annotations
 
 import random as _random
+from collections.abc import Sequence
 from typing import Unpack
 
 from sqsqueue import _validate
 from sqsqueue._faults import Faults
-from sqsqueue._limits import US
 from sqsqueue._message import SendResult, _Record, system_attributes_md5
 from sqsqueue._operations import QueueOptions, _BaseQueue, new_send_result
 from sqsqueue._ordering import StandardOrdering
@@ -83,10 +83,25 @@ class Queue(_BaseQueue):
         # Fair queues: a MessageGroupId is accepted and returned (section 10.1).
         return _validate.fifo_id("MessageGroupId", group_id), None
 
+    def _commit_all(
+        self, prepared: Sequence[tuple[_Record, int | None]], now: int, sender_id: str
+    ) -> list[SendResult]:
+        self._admit(prepared, now, sender_id)
+        return [
+            new_send_result(
+                (
+                    rec.message_id,
+                    rec.body,
+                    rec.attributes_md5,
+                    None if rec.trace_header is None else system_attributes_md5(rec.trace_header),
+                    None,
+                )
+            )
+            for rec, _ in prepared
+        ]
+
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
-        delay_s = self._delay_s if delay is None else delay
-        self._stamp(rec, now, now + delay_s * US, sender_id)
-        self._enqueue(rec)
+        self._admit_one(rec, delay, now, sender_id)
         return new_send_result(
             (
                 rec.message_id,

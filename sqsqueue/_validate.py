@@ -166,13 +166,28 @@ def body(value: object) -> tuple[str, int]:
         _invalid("MessageBody", show(value), "Must be a string.")
     if not value:
         raise MissingParameter("The request must contain the parameter MessageBody.")
-    # Fast path (the send hot path): a printable character is always an allowed
-    # one (controls, surrogates and U+FFFE/U+FFFF are not printable), and
-    # str.isprintable runs in C, 7x faster than the regular expression.
+    if value.isascii():
+        # The send hot path: an ASCII body's characters are checked by a
+        # bytes.translate in C (5x faster than str.isprintable, 6x than the
+        # regular expression), and its UTF-8 size is its length.
+        if invalid_ascii(value):
+            raise InvalidMessageContents()
+        return value, len(value)
+    # A printable character is always an allowed one (controls, surrogates and
+    # U+FFFE/U+FFFF are not printable), and str.isprintable runs in C.
     if not value.isprintable() and _INVALID_CHARS.search(value) is not None:
         raise InvalidMessageContents()
-    # An ASCII body's UTF-8 size is its length.
-    return value, len(value) if value.isascii() else len(value.encode("utf-8"))
+    return value, len(value.encode("utf-8"))
+
+
+#: The ASCII characters a message body may hold: tab, LF, CR, U+0020-U+007F.
+ASCII_ALLOWED = bytes([0x9, 0xA, 0xD, *range(0x20, 0x80)])
+
+
+def invalid_ascii(text: str) -> bytes:
+    """The characters of an ASCII ``text`` that a message body may not hold
+    (empty: none), found by one ``bytes.translate`` in C. O(len(text))."""
+    return text.encode("ascii").translate(None, ASCII_ALLOWED)
 
 
 def too_big(max_size: int, *, batch: bool = False) -> InvalidParameterValue:

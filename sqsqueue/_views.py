@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from sqsqueue._message import (
+    SEQ_BITS,
     Message,
     StoredAttribute,
     _Record,
@@ -41,6 +42,60 @@ def message_view(
             )
             return new_message((rec.message_id, handle, rec.body, system, user, user_md5))
     return new_message((rec.message_id, handle, rec.body, system, {}, None))
+
+
+#: The receive counts' texts, formatted once (most messages are received a few times).
+_COUNTED = 64
+_COUNTS = tuple(str(n) for n in range(_COUNTED))
+
+
+def message_views(
+    recs: list[_Record],
+    handles: list[str],
+    attribute_names: Sequence[str],
+    message_attribute_names: Sequence[str],
+) -> list[Message]:
+    """:func:`message_view` of each record with its handle, in one pass: a
+    receive's messages. The common case (every system attribute, a message
+    without user attributes or FIFO fields) is built inline, and the time
+    strings, shared by messages sent or first received in the same
+    millisecond, are formatted once."""
+    if "All" not in attribute_names:
+        return [
+            message_view(rec, handle, attribute_names, message_attribute_names)
+            for rec, handle in zip(recs, handles, strict=True)
+        ]
+    out = []
+    sent_ms = first_ms = -1
+    sent_text = first_text = ""
+    for rec, handle in zip(recs, handles, strict=True):
+        if (
+            rec.attributes is not None
+            or rec.group_id is not None
+            or rec.trace_header is not None
+            or rec.dlq_source_arn is not None
+            or rec.sequence_number is not None
+            or rec.dedup_id is not None
+        ):
+            out.append(message_view(rec, handle, attribute_names, message_attribute_names))
+            continue
+        ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
+        if ms != sent_ms:
+            sent_ms = ms
+            sent_text = str(ms)
+        ms = rec.first_receive // 1000
+        if ms != first_ms:
+            first_ms = ms
+            first_text = str(ms)
+        count = rec.receive_base + rec.receive_count
+        system = {
+            "SenderId": rec.sender_id,
+            "SentTimestamp": sent_text,
+            "ApproximateReceiveCount": _COUNTS[count] if count < _COUNTED else str(count),
+            "ApproximateFirstReceiveTimestamp": first_text,
+        }
+        out.append(new_message((rec.message_id, handle, rec.body, system, {}, None)))
+    return out
 
 
 def system_attributes(rec: _Record, names: Sequence[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ import ast
 import inspect
 import json
 import os
+import random
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,6 +154,27 @@ class TestMessages:
         clock.advance(40)
         [back] = q2.receive(10)
         assert back.message_id == taken.message_id
+
+    def test_message_ids_stay_unique_across_restarts(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        """A message id is a queue's random prefix and its sequence number, which
+        a reopened broker continues: ids never repeat across restarts, even
+        with a seeded ``random`` that draws the same prefix each time."""
+        for seeded in (False, True):
+            path = tmp_path / f"ids-{seeded}"
+            seen: set[str] = set()
+            for _ in range(3):
+                rng = random.Random(4) if seeded else None
+                with Broker(clock=clock, data_dir=path, random=rng) as b:
+                    q = b.create_queue("jobs")
+                    for m in q.receive(10):
+                        q.delete(m.receipt_handle)  # the earlier run's messages
+                    sent = [r.message_id for r in q.send_batch(["a", "b"]).successful.values()]  # type: ignore[union-attr]
+                    sent.append(q.send("c").message_id)
+                    assert not seen & set(sent)
+                    seen.update(sent)
+            assert len(seen) == 9
 
     def test_receipt_handles_from_before_a_restart_still_act(
         self, store: Reopener, clock: ManualClock

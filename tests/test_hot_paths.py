@@ -7,14 +7,22 @@ a different one.
 
 from __future__ import annotations
 
+import contextlib
+import random
 import re
+import uuid
+from collections.abc import Callable
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqsqueue import ManualClock, Queue, errors
+from sqsqueue import BatchResult, ManualClock, Queue, SendEntry, _batches, errors
+from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
+from sqsqueue._settings import ALL
 from sqsqueue._validate import _INVALID_CHARS, batch_entry_ids, body
+from sqsqueue._views import message_view
 from tests._helpers import counts
 
 START = 1_700_000_000.0
@@ -22,7 +30,8 @@ BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 
 def test_body_check_agrees_with_the_character_rule_for_every_code_point() -> None:
-    """Section 2.1's allowed characters, through the isprintable() shortcut:
+    """Section 2.1's allowed characters, through the shortcuts (one
+    bytes.translate for an ASCII body, isprintable() for the others):
     for each of the 1,114,112 code points, body() accepts exactly when the
     rule's regular expression finds nothing wrong, and sizes it in UTF-8."""
     disagreements = []
@@ -214,3 +223,285 @@ def test_the_send_path_skips_check_ids_only_where_it_answers_nothing(
     except errors.SQSError as err:
         got = type(err)
     assert got == expected
+
+
+# -- the batch-native paths (benchmarks/RESULTS.md §2b) ------------------------------
+#
+# Each path below does, for a whole batch or for the common entry, what the
+# per-entry path does entry by entry; each test runs both on twin queues (same
+# seed, same clock) and compares what they answer and what they leave.
+
+
+def twins(**options: object) -> tuple[Queue, Queue]:
+    """Two queues in the same state: same seed (ids, handles), same clock."""
+    clock = ManualClock(start=START)
+    return (
+        Queue("twin", clock=clock, random=random.Random(5), **options),  # type: ignore[arg-type]
+        Queue("twin", clock=clock, random=random.Random(5), **options),  # type: ignore[arg-type]
+    )
+
+
+def state(q: Queue) -> tuple[object, ...]:
+    """Everything a send, receive or delete could change, indexes included."""
+    records = [
+        (seq, [getattr(r, name) for name in ("skey", "vkey", *RECORD_FIELDS)])
+        for seq, r in q._records.items()
+    ]
+    tally = q._tally
+    assert tally is not None
+    return (
+        records,
+        q._seq,
+        q._oldest_seq,
+        q._last_skey,
+        [r.skey for r in q._ready],
+        [r.skey for r in q._fresh],
+        list(q._lane),
+        [r.skey for r in q._received],
+        [r.skey for r in q._revisible],
+        (tally.sent, tally.sent_bytes, tally.received, tally.deleted),
+    )
+
+
+def outcome(call: Callable[[], object]) -> object:
+    """What ``call`` answers, or the AWS error it raises (code and message)."""
+    try:
+        return call()
+    except errors.SQSError as err:
+        return (type(err), err.message)
+
+
+#: Bodies the plain-batch check must sort right: plain ASCII, ASCII with
+#: allowed and disallowed control characters, non-ASCII, empty, too long (the
+#: twins' MaximumMessageSize is 1,024), not a string.
+bodies = st.one_of(
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20),
+    st.text(st.characters(max_codepoint=0x7F), max_size=20),
+    st.text(max_size=5),
+    st.sampled_from(["", "\x00", "a\tb\r\n", "\x7f", "é", "x" * 1_024, "x" * 1_025]),
+    st.integers(),
+    st.none(),
+)
+entry_ids = st.sampled_from("abcdefghijk")
+entries = st.builds(
+    SendEntry,
+    id=entry_ids,
+    body=bodies,
+    delay_seconds=st.none() | st.just(0) | st.just(5),
+    message_attributes=st.none() | st.just({"k": "v"}),
+)
+plain_entries = st.builds(SendEntry, id=entry_ids, body=bodies)
+batches = st.one_of(
+    st.lists(plain_entries, min_size=1, max_size=10, unique_by=lambda e: e.id),
+    st.lists(entries, min_size=1, max_size=10, unique_by=lambda e: e.id),
+    st.lists(entries, min_size=2, max_size=3),  # repeated Ids too
+)
+
+
+@given(batches)
+def test_a_plain_send_batch_is_the_batch_entry_by_entry(batch: list[SendEntry]) -> None:
+    """Section 2.1: a batch of plain bodies, checked at once in C and stored in
+    one pass, answers and stores what validating and committing each entry
+    does: same results, same failures, same records and indexes, same counts."""
+    fast, slow = twins(maximum_message_size=1_024)
+    expected = outcome(lambda: slow_send_batch(slow, batch))
+    assert outcome(lambda: fast.send_batch(batch)) == expected
+    assert state(fast) == state(slow)
+    fast._check()
+
+
+def slow_send_batch(q: Queue, batch: list[SendEntry]) -> object:
+    """send_batch with every entry through _prepare and _commit."""
+    with mock.patch.object(_batches, "plain_bodies", return_value=None):
+        return q.send_batch(batch)
+
+
+@given(bodies, st.none() | st.just(0), st.booleans())
+def test_a_plain_send_is_prepare_then_commit(
+    body: object, delay: int | None, delayed: bool
+) -> None:
+    """Section 2.1: SendMessage of a plain ASCII body, validated inline and
+    stored by _admit_body, answers and stores what _prepare and _commit do."""
+    fast, slow = twins(maximum_message_size=1_024, delay_seconds=3 if delayed else 0)
+    fast.send("first")
+    slow.send("first")
+
+    def reference() -> object:
+        prepared = slow._prepare(body, delay, None, None, None, None, batch=False)
+        return slow._send_prepared([prepared], None)[0]
+
+    assert outcome(lambda: fast.send(body, delay_seconds=delay)) == outcome(reference)  # type: ignore[arg-type]
+    assert state(fast) == state(slow)
+    fast._check()
+
+
+def reference_delete(q: Queue, handle: object, now: int) -> None:
+    """DeleteMessage by the rule (section 8): a handle this queue issued,
+    verified by its MAC, deletes its message if it is still stored."""
+    rec, _ = q._acting(handle, now)
+    assert q._tally is not None
+    q._tally.deleted += 1
+    if rec is not None:
+        q._drop(rec, "deleted", now)
+
+
+@given(st.data())
+def test_delete_batch_and_delete_are_the_rule_entry_by_entry(data: st.DataObject) -> None:
+    """Section 8: a delete batch (its handles decoded at once, its latest
+    receipts dropped in one pass) and DeleteMessage answer and delete what the
+    rule does entry by entry, in order: latest and older receipts, a handle
+    twice, deleted messages, forged, mutated, foreign and malformed handles."""
+    fast, slow = twins(visibility_timeout=30)
+    other = Queue("twin", clock=fast.clock)
+    other.send("x")
+    foreign = other.receive()[0].receipt_handle
+    pool: list[str] = [foreign, "garbage", "", "A" * 48]
+    for q in (fast, slow):
+        q.send_batch([f"m{i}" for i in range(8)])
+    first = [m.receipt_handle for m in fast.receive(10, visibility_timeout=0)]
+    assert first == [m.receipt_handle for m in slow.receive(10, visibility_timeout=0)]
+    latest = [m.receipt_handle for m in fast.receive(10)]
+    assert latest == [m.receipt_handle for m in slow.receive(10)]
+    gone = latest.pop()
+    for q in (fast, slow):
+        q.delete(gone)
+    pool += first + latest + [gone]
+    pool += [
+        h[:i] + ("A" if h[i] != "A" else "B") + h[i + 1 :] for h in latest for i in (0, 1, 20, 47)
+    ]
+    batch = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=10))
+    single = data.draw(st.sampled_from(pool))
+
+    def reference() -> object:
+        successful: dict[str, None] = {}
+        failed = []
+        with slow._lock:
+            now = slow._begin()
+            for i, handle in enumerate(batch):
+                try:
+                    reference_delete(slow, handle, now)
+                except errors.SQSError as err:
+                    failed.append(BatchFailure(str(i), err.code, err.message, err.sender_fault))
+                else:
+                    successful[str(i)] = None
+        return BatchResult(successful, tuple(failed))  # type: ignore[arg-type]
+
+    assert fast.delete_batch(batch) == reference()
+    assert state(fast) == state(slow)
+
+    def reference_single() -> None:
+        with slow._lock:
+            reference_delete(slow, single, slow._begin())
+
+    assert outcome(lambda: fast.delete(single)) == outcome(reference_single)
+    assert state(fast) == state(slow)
+    fast._check()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | st.just({"k": "v"}),
+            st.none() | st.just("Root=1-5759e988-bd862e3fe1be46a994272793"),
+            st.none() | st.just("g"),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    st.integers(0, 2),
+)
+def test_a_receive_builds_each_message_as_message_view(
+    sends: list[tuple[dict[str, str] | None, str | None, str | None]], again: int
+) -> None:
+    """Section 2.1: the messages a receive builds in one pass (message_views)
+    are those message_view builds for each record and its handle, with and
+    without user attributes, trace headers and (fair queue) group ids."""
+    clock = ManualClock(start=START)
+    q = Queue("views", clock=clock, visibility_timeout=0)
+    for i, (attributes, trace, group) in enumerate(sends):
+        q.send("body", message_attributes=attributes, trace_header=trace, group_id=group)
+        if i % 3 == 2:
+            # Sent, and first received, in different milliseconds.
+            q.receive(1 + again)
+            clock.advance(0.0015)
+    for _ in range(again):
+        q.receive(10)
+        clock.advance(1.5)
+    for names in (ALL, ("SentTimestamp",), ()):
+        for m in q.receive(10, attribute_names=names):
+            rec = next(r for r in q._records.values() if r.message_id == m.message_id)
+            assert m == message_view(rec, m.receipt_handle, names, ALL)
+
+
+@given(st.lists(st.tuples(st.integers(1, 2**40 - 1), st.integers(1, 3)), min_size=1, max_size=10))
+def test_issue_all_gives_each_record_its_own_handle(receipts: list[tuple[int, int]]) -> None:
+    """Section 8: handles issued for a receive at once (one MAC per block of
+    four messages, one base64 call) are those issued one by one, and each
+    token is that receipt's own."""
+    q = Queue("issue", clock=ManualClock(start=START), random=random.Random(3))
+    recs = [_Record(key_at(0, seq), 0, "", "b", 1, None, None, "") for seq, _ in receipts]
+    for rec, (_, receipt_no) in zip(recs, receipts, strict=True):
+        rec.receipt_no = receipt_no
+    handles = q._receipts.issue_all(recs)
+    tokens = [rec.token for rec in recs]
+    for rec, (seq, receipt_no), handle, token in zip(recs, receipts, handles, tokens, strict=True):
+        assert q._receipts.issue(rec, seq, receipt_no) == handle
+        assert token == q._receipts.token(seq, receipt_no)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["send", "send_batch", "receive", "delete", "change"]),
+            st.integers(0, 40),
+        ),
+        max_size=30,
+    )
+)
+def test_begin_skips_advance_only_when_it_would_do_nothing(
+    steps: list[tuple[str, int]],
+) -> None:
+    """_begin tests _advance's fast path inline: whenever an operation starts,
+    nothing is left for _advance to do at that moment (retention, lane
+    deadlines), so every skipped call would have changed nothing."""
+    clock = ManualClock(start=START)
+    q = Queue("begin", clock=clock, visibility_timeout=7, message_retention_period=60)
+    held: list[str] = []
+    for op, seconds in steps:
+        clock.advance(seconds)
+        with q._lock:
+            now = q._begin()
+            before = state(q)
+            q._advance(now)
+            assert state(q) == before
+        if op == "send":
+            q.send("x")
+        elif op == "send_batch":
+            q.send_batch(["y", "z"])
+        elif op == "receive":
+            held += [m.receipt_handle for m in q.receive(3, visibility_timeout=seconds % 3)]
+        elif held and op == "delete":
+            q.delete(held.pop(0))
+        elif held:
+            with contextlib.suppress(errors.SQSError):
+                q.change_visibility(held.pop(), seconds % 5)
+        q._check()
+
+
+def test_message_ids_are_version_4_uuids_unique_per_queue() -> None:
+    """Message ids are UUID strings with version 4 and the RFC 4122 variant,
+    distinct for every message of a queue and between two queues seeded alike."""
+    clock = ManualClock(start=START)
+    a = Queue("ids", clock=clock, random=random.Random(1))
+    b = Queue("ids", clock=clock)
+    seen = set()
+    for q in (a, b):
+        seen.update(
+            r.message_id for r in q.send_batch([f"m{i}" for i in range(10)]).successful.values()
+        )  # type: ignore[union-attr]
+        seen.update(q.send("x").message_id for _ in range(500))
+    assert len(seen) == 2 * 510
+    for message_id in seen:
+        parsed = uuid.UUID(message_id)
+        assert str(parsed) == message_id
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122

@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
+from sqsqueue._receipts import _HANDLE
 from tests._helpers import counts
 
 START = 1_700_000_000.0
@@ -270,3 +271,77 @@ class TestHandleEntropy:
         assert 0 < len(h) <= 1024
         assert h.isascii()
         assert all(c.isalnum() or c in "+/=" for c in h)
+
+    def test_tokens_of_one_mac_block_are_independent(self, queue: Queue) -> None:
+        """Section 8: four consecutive messages share one BLAKE2b-512 computation,
+        but each handle carries only its own 16 bytes of it: the handles of a
+        receive of consecutive messages all have different tokens, and each one
+        deletes its own message only."""
+        queue.send_batch([f"m{i}" for i in range(8)])
+        got = queue.receive(10)
+        tokens = [base64.b64decode(m.receipt_handle)[-16:] for m in got]
+        assert len(set(tokens)) == 8
+        queue.delete(got[5].receipt_handle)
+        assert sorted(m.body for m in queue.inspect()) == [f"m{i}" for i in range(8) if i != 5]
+        queue._check()
+
+
+def version_1(queue: Queue, seq: int, receipt_no: int) -> str:
+    """The version 1 handle of receipt ``receipt_no`` of message ``seq``: what
+    the queue issued before version 2 (and a durable broker keeps)."""
+    r = queue._receipts
+    token = r.token(seq, receipt_no, 1)
+    return base64.b64encode(_HANDLE.pack(1, r._tag, seq, receipt_no, token)).decode()
+
+
+class TestVersion1Handles:
+    """Handles issued before version 2 (one BLAKE2b-128 per receipt) still act
+    (docs/guarantees.md: a handle from before a restart still deletes its
+    message), and changing a handle's version makes it a forgery."""
+
+    def test_latest_version_1_receipt_deletes(self, queue: Queue) -> None:
+        """Section 8: a record restored with a version 1 token is deleted by its
+        version 1 handle, alone and in a batch."""
+        queue.send_batch(["a", "b"])
+        queue.receive(10)
+        handles = []
+        for seq, rec in queue._records.items():
+            rec.token = queue._receipts.token(seq, rec.receipt_no, 1)  # as a store restores it
+            handles.append(version_1(queue, seq, rec.receipt_no))
+        queue.delete(handles[0])
+        assert queue.delete_batch(handles).ok
+        assert len(queue) == 0
+        queue._check()
+
+    def test_older_version_1_receipt_acts(self, clock: ManualClock, queue: Queue) -> None:
+        """Section 8: an older version 1 receipt still deletes its message on a
+        standard queue, and is verified by its own MAC after the message is gone."""
+        queue.send("a")
+        queue.receive(visibility_timeout=0)
+        assert len(queue.receive()) == 1  # receipt 2 is the latest
+        old = version_1(queue, 1, 1)
+        queue.change_visibility(old, 0)
+        queue.delete(old)
+        assert len(queue) == 0
+        queue.delete(old)  # deleted: still a valid handle
+        with pytest.raises(errors.ReceiptHandleIsInvalid):
+            queue.delete(version_1(queue, 1, 1)[:-4] + "AAAA")
+
+    def test_a_handle_with_its_version_changed_is_refused(self, queue: Queue) -> None:
+        """Section 8: the version is authenticated with the token: a version 2
+        handle relabelled version 1, or the reverse, acts on nothing."""
+        queue.send("a")
+        [m] = queue.receive()
+        raw = bytearray(base64.b64decode(m.receipt_handle))
+        raw[0] = 1
+        relabelled = base64.b64encode(bytes(raw)).decode()
+        old = bytearray(base64.b64decode(version_1(queue, 1, 1)))
+        old[0] = 2
+        for handle in (relabelled, base64.b64encode(bytes(old)).decode()):
+            with pytest.raises(errors.ReceiptHandleIsInvalid):
+                queue.delete(handle)
+            assert not queue.delete_batch([handle]).ok
+            with pytest.raises(errors.ReceiptHandleIsInvalid):
+                queue.change_visibility(handle, 0)
+        assert len(queue) == 1
+        queue._check()

@@ -92,6 +92,7 @@ class BrokerAPI(Protocol):
     ) -> list[dict[str, object]]: ...
     def cancel_message_move_task(self, task_handle: str, *, principal: str | None = ...) -> int: ...
 
+
 #: The 23 operations of the botocore SQS model (section 2).
 OPERATIONS = (
     "AddPermission",

@@ -70,9 +70,7 @@ _NO_QUEUE = "The specified queue does not exist for this wsdl version."
 #: InvalidAction (recorded for these two; the other queue-less actions are
 #: UNCONFIRMED and still served there).
 _SERVICE_ACTIONS = frozenset({"CreateQueue", "ListQueues"})
-_BATCHES = frozenset(
-    {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
-)
+_BATCHES = frozenset({"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"})
 _LIST_ITEMS = {
     "StringList": "StringListValue",
     "BinaryList": "BinaryListValue",
