@@ -60,6 +60,7 @@ from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.console import Console, handles
 from sqsqueue.errors import SQSError
 from sqsqueue.server._credentials import Credentials, check_credentials
+from sqsqueue.server._eager import continue_in_task, in_task
 
 __all__ = ["DEFAULT_PORT", "MAX_HEADERS", "MAX_HEADER_BYTES", "Endpoint", "is_loopback"]
 
@@ -324,11 +325,24 @@ class Endpoint:
             return client.call(operation, params)
         if self._closing:
             params = {**params, "WaitTimeSeconds": 0}
+        receive = client.call_async(operation, params)
         task = asyncio.current_task()
-        assert task is not None
+        if task is None:
+            # Started eagerly, outside a task (server._eager): a receive that
+            # finds messages, or need not wait, is answered in this step; one
+            # that waits goes on in the task made for it.
+            try:
+                waiting_on = receive.send(None)
+            except StopIteration as done:
+                answer: dict[str, Any] = done.value
+                return answer
+            task = await in_task()
+            receive = continue_in_task(receive, waiting_on)
+            if self._closing:
+                task.cancel()  # the endpoint began to stop before the poll's task ran
         self._polls.add(task)
         try:
-            return await client.call_async(operation, params)
+            return await receive
         except asyncio.CancelledError:
             if not self._closing:
                 raise
