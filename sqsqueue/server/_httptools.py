@@ -27,8 +27,16 @@ the same hardening, and every hardening test runs against each:
 * **Shutdown** closes a connection whose request body is still being read, so
   that request is abandoned at once.
 
-Cost: one timer per connection, re-armed at most twice per request, and a
-length sum per header.
+Beyond uvicorn's own protocol, a request's application starts once its body
+is whole (botocore writes a head and its body in two sends: one step of the
+loop, not two) and runs at once in the parser's callback; only one that
+waits, a long poll, continues in an asyncio task (:mod:`._eager`). A request
+pipelined behind one that waited starts in a task, as uvicorn starts it. The
+read deadline of the next head closes an idle keep-alive connection, so
+uvicorn's keep-alive timer is not armed.
+
+Cost: one lazy timer per connection (two clock reads per request), a length
+sum per header, and no task for a request that does not wait.
 """
 
 from __future__ import annotations
@@ -130,6 +138,10 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
             return
         self._run(cycle, app)
 
+    def _in_task(self, cycle: Any, app: Any) -> None:
+        cycle.transport = _OneWrite(self.transport, self.loop)
+        super()._start_asgi_task(cycle, app)
+
     def _run(self, cycle: Any, app: Any) -> None:
         if self._reading is not None:  # its body streams in as the application reads it
             super()._start_asgi_task(cycle, app)
@@ -165,7 +177,10 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         self._unset_keepalive_if_required()
         self.flow.resume_reading()
         if self.pipeline:
-            self._start_asgi_task(*self.pipeline.pop())
+            # A request pipelined behind one that waited: in a task, as uvicorn
+            # starts it (run at once here, a chain of them would nest).
+            cycle, app = self.pipeline.pop()
+            self._in_task(cycle, app)
         self._track()
 
     def connection_lost(self, exc: Exception | None) -> None:
