@@ -58,6 +58,7 @@ from urllib.parse import parse_qsl
 from sqsqueue.aws import _errors, _query, _wire
 from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.console import Console, handles
+from sqsqueue.console._asgi import respond
 from sqsqueue.errors import SQSError
 from sqsqueue.server._credentials import Credentials, check_credentials
 from sqsqueue.server._eager import continue_in_task, in_task
@@ -224,17 +225,7 @@ class Endpoint:
                 status,
                 (time.perf_counter() - started) * 1000,
             )
-        out_headers["Content-Length"] = str(len(payload))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await respond(send, status, out_headers, payload)
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects
