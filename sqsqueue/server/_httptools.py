@@ -165,6 +165,10 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._reading = None
+        # The request is whole: its read deadline ends here, so that the next
+        # head's starts afresh even when this one is answered within this
+        # callback (no _track in between).
+        self._arm(None)
         super().on_message_complete()
         self._start_pending()
 
