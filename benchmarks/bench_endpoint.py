@@ -10,9 +10,13 @@ Every workload goes through a real SQS client over HTTP on 127.0.0.1:
    (gets the 1 message) + ``delete_message`` on an empty queue, as messages/s
    (best of several repeats), against sqsqueue's endpoint (``Broker.serve()``)
    and moto's ``ThreadedMotoServer``, both serving from a thread of this
-   process, so both share this process's GIL with the boto3 client; target:
-   sqsqueue >= 3x moto. Then the same cycles on a queue that also stores
-   10,000 delayed messages (never receivable during the run), one pass each.
+   process, so both share this process's GIL with the boto3 client, and taking
+   turns repeat by repeat; targets: sqsqueue >= 3x moto (issue 13), >= 4x
+   (issue 26). Beside them, the same cycles against the same uvicorn answering
+   recorded bytes (no SQS work: what any server under uvicorn reaches), and the
+   shares of the wall time in the client's and the server's threads. Then
+   the same cycles on a queue that also stores 10,000 delayed messages
+   (never receivable during the run), one pass each.
 2. receive latency against stored messages: the median of
    ``receive_message(MaxNumberOfMessages=10)`` with 100, 1,000 and 10,000
    messages stored (filled untimed, straight into each server's store, as in
@@ -198,12 +202,47 @@ def cycles_took(sqs: Any, url: str, cycles: int) -> float:
     return perf() - t0
 
 
-def cycle_rate(sqs: Any, name: str, cycles: int, repeats: int) -> float:
-    """Messages/s of send + receive(10) + delete on an empty queue: best of
-    ``repeats``, after 20 cycles that warm the connection and botocore's caches."""
-    url = sqs.create_queue(QueueName=name)["QueueUrl"]
-    cycles_took(sqs, url, 20)
-    return cycles / min(cycles_took(sqs, url, cycles) for _ in range(repeats))
+def run_cycles_in_turns(sizes: Sizes, ours: Side, moto: Side) -> None:
+    """Messages/s of send + receive(10) + delete on an empty queue against each
+    server, taking turns: a repeat against moto's server, then one against
+    sqsqueue's, each server started for its turn (in a thread of this process,
+    alone there beside the client) and stopped after it; the best of
+    ``sizes.repeats`` each, every turn after 20 cycles that warm the connection
+    and botocore's caches. Taking turns keeps a change in the machine's load
+    from falling on one side only."""
+    from moto.server import ThreadedMotoServer
+
+    def moto_turn() -> float:
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        try:
+            host, port = server.get_host_and_port()
+            return turn(f"http://{host}:{port}", sizes.moto_cycles)
+        finally:
+            server.stop()
+
+    broker = Broker(clock=ManualClock(start=START), account_id=ACCOUNT, region=REGION)
+
+    def ours_turn() -> float:
+        with broker.serve() as endpoint:
+            took = turn(endpoint.endpoint_url, sizes.ours_cycles)
+        assert len(broker.get_queue("cycles")) == 0  # the calls did reach the broker
+        return took
+
+    def turn(url: str, cycles: int) -> float:
+        sqs = client(url)
+        queue_url = sqs.create_queue(QueueName="cycles")["QueueUrl"]
+        cycles_took(sqs, queue_url, 20)
+        return cycles_took(sqs, queue_url, cycles)
+
+    moto_took, ours_took = [], []
+    for _ in range(sizes.repeats):
+        moto_took.append(moto_turn())
+        ours_took.append(ours_turn())
+    moto.cycles_per_s = sizes.moto_cycles / min(moto_took)
+    ours.cycles_per_s = sizes.ours_cycles / min(ours_took)
+    report("moto server send + receive(10) + delete", f"{rate(moto.cycles_per_s)} msg/s")
+    report("sqsqueue endpoint send + receive(10) + delete", f"{rate(ours.cycles_per_s)} msg/s")
 
 
 def server_shares(endpoint: Any, sqs: Any, cycles: int) -> tuple[float, float, float]:
@@ -379,9 +418,6 @@ def run_ours_in_process(sizes: Sizes, side: Side) -> None:
     broker = Broker(clock=clock, account_id=ACCOUNT, region=REGION)
     with broker.serve() as endpoint:
         sqs = client(endpoint.endpoint_url)
-        side.cycles_per_s = cycle_rate(sqs, "cycles", sizes.ours_cycles, sizes.repeats)
-        assert len(broker.get_queue("cycles")) == 0  # the calls did reach the broker
-        report("sqsqueue endpoint send + receive(10) + delete", f"{rate(side.cycles_per_s)} msg/s")
         side.server_share, side.app_share, side.client_share = server_shares(
             endpoint, sqs, sizes.ours_cycles
         )
@@ -457,8 +493,6 @@ def run_moto_in_process(sizes: Sizes, side: Side) -> None:
     try:
         host, port = server.get_host_and_port()
         sqs = client(f"http://{host}:{port}")
-        side.cycles_per_s = cycle_rate(sqs, "cycles", sizes.moto_cycles, sizes.repeats)
-        report("moto server send + receive(10) + delete", f"{rate(side.cycles_per_s)} msg/s")
         url = sqs.create_queue(QueueName="stored")["QueueUrl"]
         moto_fill(url, 0, sizes.stored, [], delay=900)
         delayed = sqs.get_queue_attributes(
@@ -905,7 +939,8 @@ def section(
         "Each cycle: `send_message` (100-byte body), `receive_message(MaxNumberOfMessages=10)` "
         "returning that one message, `delete_message`, through one boto3 client. Both "
         "servers run in a thread of the benchmark's process (sqsqueue's on a ManualClock, "
-        "moto's `ThreadedMotoServer`). Best of "
+        "moto's `ThreadedMotoServer`), taking turns: a repeat against moto, then one "
+        "against sqsqueue, each server started for its turn and stopped after it. Best of "
         f"{sizes.repeats} repeats of {sizes.ours_cycles:,} cycles (sqsqueue) and "
         f"{sizes.moto_cycles:,} cycles (moto), after 20 warm-up cycles.",
         (
@@ -1175,6 +1210,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[bench] sqsqueue {sqsqueue.__version__}, boto3 {boto3.__version__}", flush=True)
     t0 = perf()
     ours, moto = Side(), Side()
+    run_cycles_in_turns(sizes, ours, moto)
+    gc.collect()
     run_moto_in_process(sizes, moto)
     gc.collect()
     run_ours_in_process(sizes, ours)
