@@ -61,12 +61,17 @@ def start_eagerly(
 ) -> asyncio.Task[Any] | None:
     """Run ``coro`` now until it finishes or first suspends; a task continuing
     it when it suspended, None when it finished. Its context is a copy of the
-    caller's, as a task's would be, kept by the task that continues it.
-    Exceptions are the coroutine's own (an ASGI cycle catches its app's)."""
+    caller's, as a task's would be, kept by the task that continues it. An
+    exception it ends with goes to the loop's exception handler, as a failed
+    task's would (an ASGI cycle catches its application's own). Call it from
+    a callback of ``loop`` (a protocol's), outside any task."""
     context = contextvars.copy_context()
     try:
         yielded = context.run(coro.send, None)
     except StopIteration:
+        return None
+    except Exception as exc:
+        loop.call_exception_handler({"message": "a request's coroutine failed", "exception": exc})
         return None
     return loop.create_task(continue_in_task(coro, yielded), context=context)
 

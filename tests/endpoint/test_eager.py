@@ -126,3 +126,17 @@ def test_the_eager_step_has_its_own_context_kept_by_its_task() -> None:
 
     asyncio.run(main())
     assert seen == ["caller", "request"]
+
+
+def test_a_coroutine_that_fails_at_once_is_reported_as_a_failed_task_is() -> None:
+    reported: list[dict[str, Any]] = []
+
+    async def broken() -> None:
+        raise ValueError("a bug")
+
+    async def main() -> asyncio.Task[Any] | None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: reported.append(ctx))
+        return await eagerly(broken())
+
+    assert asyncio.run(main()) is None
+    assert [type(ctx["exception"]) for ctx in reported] == [ValueError]
