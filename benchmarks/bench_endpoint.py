@@ -1013,8 +1013,10 @@ def section(
         "sqsqueue's server thread (uvicorn, the HTTP parser, the Endpoint, the engine), "
         f"of which {ours.app_share:.0%} of the wall time is the Endpoint's ASGI call (the "
         "Endpoint and the engine); the rest is the two threads handing the GIL and the "
-        "socket to each other. The threads take turns (a call waits for its answer), so "
-        "the wall time is their sum."
+        "socket to each other, and waiting for a core while other processes hold both "
+        "(the load averages above). The threads take turns (a call waits for its answer), "
+        "so the wall time is the sum of their parts: a ratio to moto measured on a loaded "
+        "machine favours the server that costs less CPU."
     )
     t1.notes.append(
         "The floor row: boto3 against the server `Broker.serve()` builds (uvicorn, "
