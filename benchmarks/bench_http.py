@@ -431,12 +431,15 @@ def raw_request(url: str, action: str, payload: dict[str, Any], signed: bool) ->
 class Results:
     #: (workload, server) -> best requests/s
     best: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: (workload, server) -> every run's requests/s, in order
+    runs: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     #: server -> connections -> best requests/s
     sweep: dict[str, dict[int, float]] = field(default_factory=dict)
     loads: list[str] = field(default_factory=list)
 
     def keep(self, key: tuple[str, str], value: float) -> None:
         self.best[key] = max(self.best.get(key, 0.0), value)
+        self.runs.setdefault(key, []).append(value)
 
 
 @contextmanager
@@ -802,11 +805,15 @@ def section(
             f"{res.best[('SendMessage', 'sqsqueue')] / floor:.2f}x",
         ],
     ]
+    spread = res.runs.get(("hello-world", "hello"), [floor])
     targets = Table(
         "Requests/s against the floor",
         f"wrk, {sizes.connections} connections, {sizes.seconds:g} s a run, best of "
         f"{sizes.rounds} rounds in which every workload took its turn; ratio: sqsqueue's "
-        "requests/s over the hello-world app's in the same run.",
+        "requests/s over the hello-world app's in the same run. The floor, run at the "
+        f"start and the end of every round, measured {rate(min(spread))} to "
+        f"{rate(max(spread))} requests/s in this run (the machine's other work: the load "
+        "averages above); the ratios divide by its best.",
         [
             "request",
             "verification",
