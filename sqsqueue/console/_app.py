@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl, unquote
 
 from sqsqueue.console import _peek, _prometheus
 from sqsqueue.console._api import Api
+from sqsqueue.console._asgi import respond
 from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.errors import SQSError
 
@@ -160,17 +161,7 @@ class Console:
                 status,
                 (time.perf_counter() - started) * 1000,
             )
-        out_headers["Content-Length"] = str(len(payload))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await respond(send, status, out_headers, payload)
 
     # -- routing ----------------------------------------------------------------------
 

@@ -58,8 +58,10 @@ from urllib.parse import parse_qsl
 from sqsqueue.aws import _errors, _query, _wire
 from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.console import Console, handles
+from sqsqueue.console._asgi import respond
 from sqsqueue.errors import SQSError
 from sqsqueue.server._credentials import Credentials, check_credentials
+from sqsqueue.server._eager import continue_in_task, in_task
 
 __all__ = ["DEFAULT_PORT", "MAX_HEADERS", "MAX_HEADER_BYTES", "Endpoint", "is_loopback"]
 
@@ -223,17 +225,7 @@ class Endpoint:
                 status,
                 (time.perf_counter() - started) * 1000,
             )
-        out_headers["Content-Length"] = str(len(payload))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in out_headers.items()
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await respond(send, status, out_headers, payload)
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects
@@ -324,11 +316,24 @@ class Endpoint:
             return client.call(operation, params)
         if self._closing:
             params = {**params, "WaitTimeSeconds": 0}
+        receive = client.call_async(operation, params)
         task = asyncio.current_task()
-        assert task is not None
+        if task is None:
+            # Started eagerly, outside a task (server._eager): a receive that
+            # finds messages, or need not wait, is answered in this step; one
+            # that waits goes on in the task made for it.
+            try:
+                waiting_on = receive.send(None)
+            except StopIteration as done:
+                answer: dict[str, Any] = done.value
+                return answer
+            task = await in_task()
+            receive = continue_in_task(receive, waiting_on)
+            if self._closing:
+                task.cancel()  # the endpoint began to stop before the poll's task ran
         self._polls.add(task)
         try:
-            return await client.call_async(operation, params)
+            return await receive
         except asyncio.CancelledError:
             if not self._closing:
                 raise

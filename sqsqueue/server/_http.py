@@ -42,30 +42,42 @@ from sqsqueue.aws import _errors, _query, _wire
 __all__ = ["EndpointProtocol", "ReadDeadline", "protocol_class", "refusal"]
 
 
+#: How early asyncio may run a timer (its clock's resolution, rounded up).
+_EARLY = 1e-3
+
+
 class ReadDeadline:
     """The read deadline both shipped protocols keep (this module's h11 one and
-    :mod:`._httptools`'s): one timer per phase of a request (its head, its
-    body), armed when the phase starts, closing the connection when it fires.
-    A protocol calls :meth:`_arm` with the phase it is in (None once the request
+    :mod:`._httptools`'s): each phase of a request (its head, its body) must end
+    within ``read_timeout`` seconds of its start, or the connection is closed. A
+    protocol calls :meth:`_arm` with the phase it is in (None once the request
     is whole) after every event; it provides ``loop`` and ``transport``, as
-    uvicorn's protocols do."""
+    uvicorn's protocols do.
+
+    One timer per connection, armed lazily: a phase's start only notes its
+    deadline, and the timer, when it fires, closes the connection if the phase
+    it finds has passed its own deadline, else sleeps until that deadline. So a
+    request costs two clock reads, not a timer armed and cancelled per phase,
+    and the timer wakes at most once per ``read_timeout`` on a busy connection."""
 
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
     #: Seconds a request's head, then its body, may take to arrive.
     read_timeout: float = 30.0
-    _deadline: asyncio.TimerHandle | None = None
-    _phase: object = None  # the phase the deadline is armed for
+    _deadline: asyncio.TimerHandle | None = None  # the connection's one timer
+    _phase: object = None  # the phase being read, None while none is
+    _phase_ends = 0.0  # loop time by which the phase must end
 
     def _arm(self, phase: object) -> None:
         """Keep the deadline of ``phase`` (a new phase starts a new one);
-        None drops it. O(1)."""
+        None means no phase is being read. O(1)."""
         if phase is None:
-            self._disarm()
+            self._phase = None
         elif self._phase is not phase:
-            self._disarm()
             self._phase = phase
-            self._deadline = self.loop.call_later(self.read_timeout, self._expire)
+            self._phase_ends = self.loop.time() + self.read_timeout
+            if self._deadline is None:
+                self._deadline = self.loop.call_at(self._phase_ends, self._expire)
 
     def _disarm(self) -> None:
         if self._deadline is not None:
@@ -75,6 +87,12 @@ class ReadDeadline:
 
     def _expire(self) -> None:
         self._deadline = None
+        if self._phase is None:
+            return  # no phase read now: the next one arms the timer again
+        ends = self._phase_ends
+        if self.loop.time() < ends - _EARLY:
+            self._deadline = self.loop.call_at(ends, self._expire)  # a later phase's deadline
+            return
         self._phase = None
         if not self.transport.is_closing():
             self.transport.close()  # an unread body reaches the application as a disconnect

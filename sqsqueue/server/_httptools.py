@@ -27,8 +27,16 @@ the same hardening, and every hardening test runs against each:
 * **Shutdown** closes a connection whose request body is still being read, so
   that request is abandoned at once.
 
-Cost: one timer per connection, re-armed at most twice per request, and a
-length sum per header.
+Beyond uvicorn's own protocol, a request's application starts once its body
+is whole (botocore writes a head and its body in two sends: one step of the
+loop, not two) and runs at once in the parser's callback; only one that
+waits, a long poll, continues in an asyncio task (:mod:`._eager`). A request
+pipelined behind one that waited starts in a task, as uvicorn starts it. The
+read deadline of the next head closes an idle keep-alive connection, so
+uvicorn's keep-alive timer is not armed.
+
+Cost: one lazy timer per connection (two clock reads per request), a length
+sum per header, and no task for a request that does not wait.
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ import sys
 from typing import Any
 
 import httptools
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from sqsqueue.server._eager import start_eagerly
 from sqsqueue.server._http import ReadDeadline, refusal
 
 __all__ = ["HttptoolsEndpointProtocol", "protocol_class"]
@@ -61,6 +71,8 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     #: What the parser is reading: a head, a body, or nothing (the request is whole).
     _reading: str | None = _HEAD
     _head_bytes = 0
+    #: A request's (cycle, app) whose body is still arriving: started when it is whole.
+    _pending: tuple[Any, Any] | None = None
 
     # -- the read deadline ------------------------------------------------------------
 
@@ -94,8 +106,14 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._count(len(name) + len(value))
-        super().on_header(name, value)
+        # uvicorn's own, inline (it runs for every header of every request).
+        self._head_bytes += len(name) + len(value)
+        if self._head_bytes > self.max_head_bytes:
+            self._count(0)
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_100_continue = True
+        self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         if self.parser.get_http_version() == "1.1" and not any(
@@ -111,14 +129,62 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         # The cycle writes through a transport that sends a response's head
         # and body in one write (one send(2) instead of two).
         cycle.transport = _OneWrite(self.transport, self.loop)
+        if self._reading is _BODY and not cycle.waiting_for_100_continue:
+            # The application starts once the body is whole (or too large to
+            # hold), so a request whose head and body arrive apart (botocore
+            # writes them in two sends) runs in one step, not two; a request
+            # whose body never arrives whole never runs at all.
+            self._pending = (cycle, app)
+            return
+        self._run(cycle, app)
+
+    def _in_task(self, cycle: Any, app: Any) -> None:
+        cycle.transport = _OneWrite(self.transport, self.loop)
         super()._start_asgi_task(cycle, app)
+
+    def _run(self, cycle: Any, app: Any) -> None:
+        if self._reading is not None:  # its body streams in as the application reads it
+            super()._start_asgi_task(cycle, app)
+            return
+        # A whole request runs at once, in this callback: a task is made only
+        # for one that waits (a long poll), see sqsqueue.server._eager.
+        task = start_eagerly(self.loop, cycle.run_asgi(app))
+        if task is not None:
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
+
+    def _start_pending(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._run(*pending)
+
+    def on_body(self, body: bytes) -> None:
+        super().on_body(body)
+        if self._pending is not None and len(self.cycle.body) > HIGH_WATER_LIMIT:
+            self._start_pending()  # it reads the rest as it arrives (uvicorn's flow control)
 
     def on_message_complete(self) -> None:
         self._reading = None
+        # The request is whole: its read deadline ends here, so that the next
+        # head's starts afresh even when this one is answered within this
+        # callback (no _track in between).
+        self._arm(None)
         super().on_message_complete()
+        self._start_pending()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        """uvicorn's own, but no keep-alive timer is armed: the read deadline
+        of the next head closes an idle connection."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        if self.pipeline:
+            # A request pipelined behind one that waited: in a task, as uvicorn
+            # starts it (run at once here, a chain of them would nest).
+            cycle, app = self.pipeline.pop()
+            self._in_task(cycle, app)
         self._track()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -167,6 +167,23 @@ class TestReadDeadline:
         assert closed_by_server(sock, within=5)
         sock.close()
 
+    def test_each_head_gets_its_whole_deadline(self, quick: EndpointHandle) -> None:
+        """The deadline of the next head counts from the previous answer: a
+        request made late in the first head's time leaves the connection its
+        whole read deadline again (the connection's one timer, armed for the
+        first head, sleeps on instead of closing)."""
+        sock = connect(quick)
+        pause(0.35)  # most of the first head's 0.5 s
+        sock.sendall(b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_reply(sock)[0] == 200
+        answered = time.perf_counter()
+        # still open after the first head's deadline has passed...
+        assert not closed_by_server(sock, within=0.3)
+        # ...and closed once the second head's own has
+        assert closed_by_server(sock, within=5)
+        assert 0.4 < time.perf_counter() - answered < 3
+        sock.close()
+
     def test_a_long_poll_outlives_the_deadline(
         self, broker: Broker[Any], quick: EndpointHandle
     ) -> None:

@@ -330,6 +330,55 @@ class TestLongPolls:
         assert time.perf_counter() - started < 5
         assert out and "Messages" not in out[0]
 
+    def test_requests_pipelined_behind_a_poll_are_answered_in_order(self) -> None:
+        """HTTP/1.1 pipelining: 500 SendMessage requests written right behind a
+        waiting long poll, on one connection, are answered after it, in order
+        (a request that does not wait runs at once; the ones queued behind a
+        poll that did run one by one, never nested)."""
+        broker: Broker[Any] = Broker(account_id=ACCOUNT)  # wall clock: the poll waits
+        polled, filled = broker.create_queue("polled"), broker.create_queue("filled")
+        with broker.serve() as handle:
+            host = f"127.0.0.1:{handle.port}"
+
+            def request(action: str, payload: dict[str, Any]) -> bytes:
+                body = json.dumps(payload).encode()
+                return (
+                    f"POST / HTTP/1.1\r\nHost: {host}\r\n"
+                    "Content-Type: application/x-amz-json-1.0\r\n"
+                    f"X-Amz-Target: AmazonSQS.{action}\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                ).encode() + body
+
+            sends = 500
+            data = request("ReceiveMessage", {"QueueUrl": polled.url, "WaitTimeSeconds": 20})
+            data += b"".join(
+                request("SendMessage", {"QueueUrl": filled.url, "MessageBody": f"m{i}"})
+                for i in range(sends)
+            )
+            with socket.create_connection(("127.0.0.1", handle.port), timeout=10) as sock:
+                sock.sendall(data)
+                threading.Event().wait(0.3)  # the poll waits, the sends queue behind it
+                assert len(filled) == 0
+                polled.send("wake")
+                stream = sock.makefile("rb")
+                answers = []
+                for _ in range(sends + 1):
+                    status = stream.readline().split()[1]
+                    length = 0
+                    while (line := stream.readline()) != b"\r\n":
+                        name, _, value = line.decode("latin-1").partition(":")
+                        if name.strip().lower() == "content-length":
+                            length = int(value)
+                    answers.append((status, json.loads(stream.read(length))))
+            assert all(status == b"200" for status, _ in answers)
+            assert [m["Body"] for m in answers[0][1]["Messages"]] == ["wake"]
+            assert len(filled) == sends
+            bodies = {m.message_id: m.body for m in filled.receive(10)}
+            ids = [a["MessageId"] for _, a in answers[1:]]
+            assert len(set(ids)) == sends
+            for message_id, body in bodies.items():  # each answer is its own request's
+                assert body == f"m{ids.index(message_id)}"
+
 
 def test_cli_serves_and_stops_on_sigterm_with_polls_open(tmp_path: Path) -> None:
     """``python -m sqsqueue serve --port 0`` prints its URL, serves, and stops
