@@ -51,8 +51,8 @@ import logging
 import re
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from sqsqueue.aws import _errors, _query, _wire
@@ -109,6 +109,10 @@ def is_loopback(host: str) -> bool:
     except OSError:
         return False
     return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+#: What a ReceiveMessage's coroutine gives: a response dict or the messages.
+T = TypeVar("T")
 
 
 class Endpoint:
@@ -295,6 +299,12 @@ class Endpoint:
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
             operation, params = _wire.decode(headers.get("x-amz-target"), body, headers)
             scope["sqsqueue.call"] = (operation, params)  # for the access log
+            if operation == "ReceiveMessage":
+                # The answer written from the engine's messages: no response dict.
+                if self._closing:
+                    params = {**params, "WaitTimeSeconds": 0}
+                messages = await self._receive(client.receive_messages_async(**params), [])
+                return _wire.encode_received(messages, request_id)
             result = await self._call(client, operation, params)
             return _wire.encode(result, request_id)
         if method not in ("POST", "GET"):
@@ -316,7 +326,11 @@ class Endpoint:
             return client.call(operation, params)
         if self._closing:
             params = {**params, "WaitTimeSeconds": 0}
-        receive = client.call_async(operation, params)
+        return await self._receive(client.call_async(operation, params), {})
+
+    async def _receive(self, receive: Coroutine[Any, Any, T], closed: T) -> T:
+        """Await a ReceiveMessage's coroutine; a long poll still waiting when the
+        endpoint stops is answered with ``closed`` (no messages)."""
         task = asyncio.current_task()
         if task is None:
             # Started eagerly, outside a task (server._eager): a receive that
@@ -325,7 +339,7 @@ class Endpoint:
             try:
                 waiting_on = receive.send(None)
             except StopIteration as done:
-                answer: dict[str, Any] = done.value
+                answer: T = done.value
                 return answer
             task = await in_task()
             receive = continue_in_task(receive, waiting_on)
@@ -340,7 +354,7 @@ class Endpoint:
             # The endpoint is stopping: answer the poll as its deadline would
             # (no messages; none was taken, the engine takes them without awaiting).
             task.uncancel()
-            return {}
+            return closed
         finally:
             self._polls.discard(task)
 
