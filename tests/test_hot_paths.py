@@ -505,3 +505,32 @@ def test_message_ids_are_version_4_uuids_unique_per_queue() -> None:
         parsed = uuid.UUID(message_id)
         assert str(parsed) == message_id
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+delete_members = st.one_of(
+    st.sampled_from(["0", "1", "a", "bad id!", "x" * 81]), st.integers(0, 2), st.none()
+)
+dict_entries = st.one_of(
+    st.fixed_dictionaries({"Id": delete_members, "ReceiptHandle": delete_members}),
+    st.fixed_dictionaries({"Id": delete_members}),
+    st.fixed_dictionaries(
+        {"Id": delete_members, "ReceiptHandle": delete_members, "Extra": st.just("x")}
+    ),
+    st.fixed_dictionaries({"ReceiptHandle": delete_members, "Other": st.just("x")}),
+)
+
+
+@given(st.lists(dict_entries, min_size=0, max_size=11))
+def test_boto3_shaped_delete_entries_are_read_as_entry_by_entry(entries: list[object]) -> None:
+    """Section 2.1: DeleteMessageBatch entries that are dicts (the wire's and
+    boto3's shape), read at once when each has a string Id and ReceiptHandle
+    and nothing else, give the Ids and handles, or the whole-request error,
+    that checking each entry gives."""
+
+    def per_entry() -> object:
+        items = _batches.entries_of(
+            entries, "DeleteMessageBatchRequestEntry", _batches.coerce_delete
+        )
+        return [item[0] for item in items], [item[1][0] for item in items]
+
+    assert outcome(lambda: _batches.delete_entries_of(entries)) == outcome(per_entry)

@@ -49,6 +49,7 @@ from sqsqueue.errors import (
 __all__ = [
     "MAX_REQUEST_BYTES",
     "SerializationError",
+    "answer_short",
     "decode",
     "encode",
     "encode_batch_result",
@@ -59,6 +60,7 @@ __all__ = [
     "handle",
     "handle_async",
     "new_request_id",
+    "ok",
 ]
 
 TARGET_PREFIX = "AmazonSQS."
@@ -101,13 +103,29 @@ def new_request_id() -> str:
     return f"{_ID_PREFIX}{next(_IDS) & 0xFFFFFFFFFFFF:012x}"
 
 
+_CONTAINERS = (dict, list)
+
+
 def _depth_ok(value: Any, depth: int = 0) -> bool:
+    """Whether no value of the parsed JSON ``value`` (at ``depth``) lies
+    deeper than MAX_JSON_DEPTH. Only containers are recursed into: a scalar
+    is too deep exactly when its container has no room for children.
+    O(size of value)."""
     if depth > MAX_JSON_DEPTH:
         return False
     if isinstance(value, dict):
-        return all(_depth_ok(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_depth_ok(v, depth + 1) for v in value)
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return True
+    if not children:
+        return True
+    if depth >= MAX_JSON_DEPTH:  # a child of any kind would lie too deep
+        return False
+    for child in children:
+        if isinstance(child, _CONTAINERS) and not _depth_ok(child, depth + 1):
+            return False
     return True
 
 
@@ -212,10 +230,14 @@ def add_trace_header(
         }
 
 
+def ok(payload: bytes, request_id: str) -> tuple[int, dict[str, str], bytes]:
+    """The 200 answer carrying ``payload``, an operation's JSON result."""
+    return 200, {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}, payload
+
+
 def encode(result: Mapping[str, Any], request_id: str) -> tuple[int, dict[str, str], bytes]:
     """The 200 answer carrying an operation's response dict."""
-    payload = _dumps(result).encode("utf-8")
-    return 200, {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE}, payload
+    return ok(_dumps(result).encode("utf-8"), request_id)
 
 
 def encode_error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
@@ -244,7 +266,7 @@ def handle(
         if short is not None and len(body) <= MAX_REQUEST_BYTES:
             payload = short(client_for, body, headers)
             if payload is not None:
-                return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
+                return ok(payload, rid)
         operation, params = decode(target, body, headers)
         return encode(client_for().call(operation, params), rid)
     except SQSError as err:
@@ -279,11 +301,25 @@ async def handle_async(
             else:
                 payload = short(lambda: client, body, headers)
                 if payload is not None:
-                    return 200, {"x-amzn-RequestId": rid, "Content-Type": CONTENT_TYPE}, payload
+                    return ok(payload, rid)
         operation, params = decode(target, body, headers)
         return encode(await client.call_async(operation, params), rid)
     except SQSError as err:
         return _error(err, rid)
+
+
+def answer_short(
+    target: str | None, client: Client, body: bytes, headers: Mapping[str, str] | None
+) -> bytes | None:
+    """The body of the 200 answer to a hot operation that never waits
+    (SendMessage, DeleteMessage and the batches) by the short path, or None
+    where the caller must take the general path (another operation, a
+    ReceiveMessage, a request of another shape). An SQSError propagates as
+    it would from ``client.call``. O(body)."""
+    if target is None or target == _RECEIVE_TARGET or len(body) > MAX_REQUEST_BYTES:
+        return None
+    short = _SHORT.get(target)
+    return None if short is None else short(lambda: client, body, headers)
 
 
 # -- the hot operations' short path (see the module docstring) --------------------------
@@ -430,11 +466,7 @@ def encode_received(
 ) -> tuple[int, dict[str, str], bytes]:
     """The 200 answer to a ReceiveMessage: :func:`encode` of the dict
     client's result, written from the messages (``Client.receive_messages``)."""
-    return (
-        200,
-        {"x-amzn-RequestId": request_id, "Content-Type": CONTENT_TYPE},
-        encode_messages(messages),
-    )
+    return ok(encode_messages(messages), request_id)
 
 
 def encode_batch_result(result: BatchResult) -> bytes:

@@ -486,3 +486,26 @@ def test_fuzzed_parameters_never_crash(
         assert isinstance(json.loads(body), dict)
     else:
         assert_error((status, headers, body), status=status)
+
+
+def test_the_depth_check_refuses_exactly_what_is_too_deep() -> None:
+    """A value at depth MAX_JSON_DEPTH is taken, one below it refused, whether
+    it is a scalar, an empty or a non-empty container, in objects or lists."""
+    from sqsqueue.aws import _wire
+
+    limit = _wire.MAX_JSON_DEPTH
+
+    def nest(depth: int, leaf: Any, kind: str) -> Any:
+        value = leaf
+        for _ in range(depth):
+            value = {"a": value} if kind == "object" else [value]
+        return value
+
+    for kind in ("object", "list"):
+        for leaf in ("x", 1, None, {}, [], {"k": "v"}, ["v"]):
+            # The leaf's own depth: a non-empty container's children lie one deeper.
+            extra = 1 if leaf in ({"k": "v"}, ["v"]) else 0
+            assert _wire._depth_ok(nest(limit - extra, leaf, kind)), (kind, leaf)
+            assert not _wire._depth_ok(nest(limit - extra + 1, leaf, kind)), (kind, leaf)
+    wide = {"QueueUrl": "u", "Entries": [{"Id": str(i), "ReceiptHandle": "h"} for i in range(10)]}
+    assert _wire._depth_ok(wide)
