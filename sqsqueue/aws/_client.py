@@ -30,7 +30,7 @@ from sqsqueue._standard import Queue
 from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
-__all__ = ["OPERATIONS", "BrokerAPI", "Client"]
+__all__ = ["OPERATIONS", "RECEIVE_MEMBERS", "BrokerAPI", "Client"]
 
 
 class _Page(Protocol):
@@ -92,6 +92,18 @@ class BrokerAPI(Protocol):
     ) -> list[dict[str, object]]: ...
     def cancel_message_move_task(self, task_handle: str, *, principal: str | None = ...) -> int: ...
 
+
+#: ReceiveMessage's members (the codec's short path takes the same).
+RECEIVE_MEMBERS = (
+    "QueueUrl",
+    "AttributeNames",
+    "MessageSystemAttributeNames",
+    "MessageAttributeNames",
+    "MaxNumberOfMessages",
+    "VisibilityTimeout",
+    "WaitTimeSeconds",
+    "ReceiveRequestAttemptId",
+)
 
 #: The 23 operations of the botocore SQS model (section 2).
 OPERATIONS = (
@@ -397,20 +409,7 @@ class Client(SQSClient):
         return _batch(result, send=True)
 
     def _receive(self, params: dict[str, Any]) -> tuple[Queue | FifoQueue, dict[str, Any]]:
-        p = _Params(
-            "ReceiveMessage",
-            params,
-            (
-                "QueueUrl",
-                "AttributeNames",
-                "MessageSystemAttributeNames",
-                "MessageAttributeNames",
-                "MaxNumberOfMessages",
-                "VisibilityTimeout",
-                "WaitTimeSeconds",
-                "ReceiveRequestAttemptId",
-            ),
-        )
+        p = _Params("ReceiveMessage", params, RECEIVE_MEMBERS)
         queue = self._queue(p)
         # AttributeNames (deprecated) and MessageSystemAttributeNames: the union
         # (AWS-obs, section 2.1).

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqsqueue._message import BatchResult, Message, SendResult, md5_of_body
-from sqsqueue.aws._client import OPERATIONS, Client
+from sqsqueue.aws._client import OPERATIONS, RECEIVE_MEMBERS, Client
 from sqsqueue.errors import (
     AccessDenied,
     InternalError,
@@ -338,18 +338,7 @@ _SEND = frozenset(
         "MessageDeduplicationId",
     )
 )
-_RECEIVE = frozenset(
-    (
-        "QueueUrl",
-        "AttributeNames",
-        "MessageSystemAttributeNames",
-        "MessageAttributeNames",
-        "MaxNumberOfMessages",
-        "VisibilityTimeout",
-        "WaitTimeSeconds",
-        "ReceiveRequestAttemptId",
-    )
-)
+_RECEIVE = frozenset(RECEIVE_MEMBERS)
 _DELETE = frozenset(("QueueUrl", "ReceiptHandle"))
 _RECEIVE_TARGET = TARGET_PREFIX + "ReceiveMessage"
 _BATCH = frozenset(("QueueUrl", "Entries"))
