@@ -472,37 +472,6 @@ class Lifecycle:
             tally.sent_bytes += len(body)
         return message_id
 
-    def _admit_one(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> None:
-        """:meth:`_admit` of one draft record: a SendMessage. O(1) with the
-        ready lane, O(log n) for a delayed message."""
-        delay_s = self._delay_s if delay is None else delay
-        due = now + delay_s * US
-        if self._observers or self._tracks:
-            self._stamp(rec, now, due, sender_id)
-            self._enqueue(rec)
-            return
-        # _stamp, _enqueue and _add_fresh, inlined.
-        self._seq = seq = self._seq + 1
-        skey = rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
-        vkey = rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
-        tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
-        rec.message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
-        rec.sender_id = sender_id
-        self._records[seq] = rec
-        if skey >= self._last_skey:
-            self._last_skey = skey
-        else:
-            self._out_of_order.add(rec)
-        ready = self._ready
-        if self._ready_lane and due == now and (not ready or ready[-1].vkey < vkey):
-            ready.append(rec)
-        else:
-            self._fresh.add(rec)
-        tally = self._tally
-        if tally is not None:
-            tally.sent += 1
-            tally.sent_bytes += rec.size
-
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
         """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
         enqueue time (a standard dead letter keeps its original enqueue time)."""

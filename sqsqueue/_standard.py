@@ -101,7 +101,7 @@ class Queue(_BaseQueue):
         ]
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
-        self._admit_one(rec, delay, now, sender_id)
+        self._admit(((rec, delay),), now, sender_id)
         return new_send_result(
             (
                 rec.message_id,
