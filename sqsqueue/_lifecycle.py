@@ -344,9 +344,7 @@ class Lifecycle:
         # key_at, inlined: once per message sent.
         rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
         rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
-        # message_id, inlined: once per message sent.
-        tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
-        rec.message_id = self._id_prefix + tail.to_bytes(6).hex()
+        rec.message_id = message_id((self._id_prefix, self._id_mult, self._id_offset), seq)
         rec.sender_id = sender_id
 
     def _admit(
