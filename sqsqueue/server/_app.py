@@ -83,7 +83,12 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+#: An answer: HTTP status, headers (latin-1 text, no Content-Length), body.
+Answer = tuple[int, dict[str, str], bytes]
 
+_RECEIVE_TARGET = _wire.TARGET_PREFIX + "ReceiveMessage"
+#: The JSON answer of a ReceiveMessage that found no message.
+_NOTHING = b"{}"
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 
 
@@ -174,10 +179,31 @@ class Endpoint:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer one SQS request (either protocol), errors included."""
+        answer = await self._respond(scope, receive, None)
+        if answer is not None:
+            await respond(send, *answer)
+
+    def answer_whole(self, scope: Scope, body: bytes) -> Coroutine[Any, Any, Answer | None] | None:
+        """For a server holding a request's whole body: the coroutine answering
+        it, or None for a path the ASGI call serves (the console's). What the
+        ASGI call would answer, without its messages: the httptools protocol
+        writes the answer itself (:mod:`sqsqueue.server._httptools`)."""
+        if self.console is not None and handles(scope["path"]):
+            return None
+        return self._respond(scope, None, body)
+
+    async def _respond(
+        self, scope: Scope, receive: Receive | None, whole: bytes | None
+    ) -> Answer | None:
+        """(status, headers, body) of one SQS request, errors included; None
+        for a request abandoned before its body arrived whole. The body is
+        ``whole``, or read from ``receive``."""
         logged = access_log.isEnabledFor(logging.INFO)
         started = time.perf_counter() if logged else 0.0
         request_id = _wire.new_request_id()
         json_protocol = False
+        # (operation, params) once decoded, for the access log; empty when it is off.
+        call: list[Any] = ["-", {}] if logged else []
         try:
             raw_headers: Sequence[tuple[bytes, bytes]] = scope["headers"]
             headers: dict[str, str] = {}
@@ -201,12 +227,18 @@ class Endpoint:
                     f"The request's headers are {header_bytes} bytes; at most "
                     f"{self.max_header_bytes} are accepted."
                 )
-            body = await self._body(receive, headers)
+            if whole is None:
+                assert receive is not None
+                body = await self._body(receive, headers)
+            elif len(whole) > self.max_request_bytes:
+                raise _RequestTooLarge
+            else:
+                body = whole
             status, out_headers, payload = await self._answer(
-                scope, headers, body, json_protocol, request_id
+                scope, headers, body, json_protocol, request_id, call
             )
         except _Abandoned:
-            return
+            return None
         except _RequestTooLarge:
             err: SQSError = _errors.RequestTooLarge(
                 f"The request body is larger than {self.max_request_bytes} bytes."
@@ -219,17 +251,16 @@ class Endpoint:
             internal = _wire.internal_error(exc)
             status, out_headers, payload = self._error(internal, json_protocol, request_id)
         if logged:
-            call = scope.get("sqsqueue.call", ("-", {}))
-            params = call[1]
+            operation, params = call
             queue = params.get("QueueUrl") or params.get("QueueName") or "-"
             access_log.info(
                 "%s queue=%s status=%d duration_ms=%.2f",
-                call[0],
+                operation,
                 queue,
                 status,
                 (time.perf_counter() - started) * 1000,
             )
-        await respond(send, status, out_headers, payload)
+        return status, out_headers, payload
 
     async def _body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         """The whole body; raises :class:`_Abandoned` if the client disconnects
@@ -255,9 +286,7 @@ class Endpoint:
             raise _Abandoned
         return b"".join(chunks)
 
-    def _error(
-        self, err: SQSError, json_protocol: bool, request_id: str
-    ) -> tuple[int, dict[str, str], bytes]:
+    def _error(self, err: SQSError, json_protocol: bool, request_id: str) -> Answer:
         if json_protocol:
             return _wire.encode_error(err, request_id)
         return _query.encode_error(err, request_id)
@@ -279,7 +308,8 @@ class Endpoint:
         body: bytes,
         json_protocol: bool,
         request_id: str,
-    ) -> tuple[int, dict[str, str], bytes]:
+        call: list[Any],
+    ) -> Answer:
         method = scope.get("method", "")
         endpoint_url = self._endpoint_url(headers)
         principal = None
@@ -298,14 +328,22 @@ class Endpoint:
             if method != "POST":
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
             target = headers.get("x-amz-target")
-            if not access_log.isEnabledFor(logging.INFO):  # the log needs the params
-                # SendMessage, DeleteMessage and the batches of the usual shape:
-                # the engine called and the answer written without a response dict.
-                payload = _wire.answer_short(target, client, body, headers)
-                if payload is not None:
-                    return _wire.ok(payload, request_id)
+            if not call:  # the access log needs the params: it takes the general path
+                # The hot operations of the usual shape: the engine called and
+                # the answer written without a response dict.
+                if target == _RECEIVE_TARGET:
+                    # Written from the delivered records, no Message views. A
+                    # stopping endpoint takes the general path, which does not wait.
+                    receiving = None if self._closing else _wire.receive_short(client, body)
+                    if receiving is not None:
+                        return _wire.ok(await self._receive(receiving, _NOTHING), request_id)
+                else:
+                    payload = _wire.answer_short(target, client, body, headers)
+                    if payload is not None:
+                        return _wire.ok(payload, request_id)
             operation, params = _wire.decode(target, body, headers)
-            scope["sqsqueue.call"] = (operation, params)  # for the access log
+            if call:
+                call[:] = operation, params
             if operation == "ReceiveMessage":
                 # The answer written from the engine's messages: no response dict.
                 if self._closing:
@@ -321,7 +359,8 @@ class Endpoint:
             form += _form(body)
         operation, params = _query.decode(form, scope.get("path", "/"), endpoint_url, method)
         _wire.add_trace_header(operation, params, headers)
-        scope["sqsqueue.call"] = (operation, params)  # for the access log
+        if call:
+            call[:] = operation, params
         result = await self._call(client, operation, params)
         accept = headers.get("accept", "").split(",")[0].split(";")[0].strip().lower()
         if accept == "application/json":  # what API Gateway's SQS integrations ask for

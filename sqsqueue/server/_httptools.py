@@ -43,12 +43,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Coroutine
 from typing import Any
 
 import httptools
 from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from sqsqueue.server._app import Answer, Endpoint
 from sqsqueue.server._eager import start_eagerly
 from sqsqueue.server._http import ReadDeadline, refusal
 
@@ -73,6 +75,9 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     _head_bytes = 0
     #: A request's (cycle, app) whose body is still arriving: started when it is whole.
     _pending: tuple[Any, Any] | None = None
+    #: The Endpoint whose whole POST requests are answered without an ASGI
+    #: cycle (the same answer, written here); None serves all through ASGI.
+    endpoint: Endpoint | None = None
 
     # -- the read deadline ------------------------------------------------------------
 
@@ -148,10 +153,67 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
             return
         # A whole request runs at once, in this callback: a task is made only
         # for one that waits (a long poll), see sqsqueue.server._eager.
-        task = start_eagerly(self.loop, cycle.run_asgi(app))
+        answering = self._answering(cycle, app)
+        task = start_eagerly(self.loop, answering or cycle.run_asgi(app))
         if task is not None:
             task.add_done_callback(self.tasks.discard)
             self.tasks.add(task)
+
+    # -- SQS requests answered without an ASGI cycle ----------------------------------
+
+    def _answering(self, cycle: Any, app: Any) -> Coroutine[Any, Any, None] | None:
+        """The coroutine answering a whole SQS request straight from the
+        Endpoint (:meth:`Endpoint.answer_whole`), or None for one the ASGI
+        cycle serves: a console path, a method other than POST, an
+        application uvicorn swapped in (its 503 past ``limit_concurrency``),
+        or a connection whose answers are not being read (the cycle's send
+        waits for the client to catch up)."""
+        endpoint = self.endpoint
+        if (
+            endpoint is None
+            or app is not self.app
+            or cycle.scope["method"] != "POST"
+            or self.flow.write_paused
+        ):
+            return None
+        answering = endpoint.answer_whole(cycle.scope, bytes(cycle.body))
+        return None if answering is None else self._answer(cycle, answering)
+
+    async def _answer(self, cycle: Any, answering: Coroutine[Any, Any, Answer | None]) -> None:
+        try:
+            answer = await answering
+        except BaseException:
+            # The Endpoint answers its own errors; this is a cancelled long
+            # poll or an interpreter exit: no answer, the connection closes.
+            if not cycle.response_complete:
+                self.transport.close()
+            raise
+        if answer is not None:
+            self._write_answer(cycle, *answer)
+
+    def _write_answer(self, cycle: Any, status: int, headers: dict[str, str], body: bytes) -> None:
+        """Write one answer as uvicorn's cycle writes an ASGI application's
+        (its default headers first, names in lower case, ``connection: close``
+        when the connection does not stay open), in one write; then what
+        uvicorn does when a response completes. O(headers + body)."""
+        if cycle.disconnected:  # the client left during a long poll
+            return
+        defaults = self.server_state.default_headers  # a new list each second (the date)
+        if defaults is not _defaults[0]:
+            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        lines = "".join([f"{_name(key)}: {text}\r\n" for key, text in headers.items()])
+        head = b"%s%s%scontent-length: %d\r\n%s\r\n" % (
+            STATUS_LINE[status],
+            _defaults[1],
+            lines.encode("latin-1"),
+            len(body),
+            b"" if cycle.keep_alive else b"connection: close\r\n",
+        )
+        cycle.response_started = cycle.response_complete = True
+        cycle.transport.write(head + body)
+        if not cycle.keep_alive:
+            cycle.transport.close()
+        self.on_response_complete()
 
     def _start_pending(self) -> None:
         pending, self._pending = self._pending, None
@@ -242,6 +304,21 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         return any(name == b"x-amz-target" for name, _ in self.headers)
 
 
+#: uvicorn's default headers (the date, changed each second) and their bytes.
+_defaults: list[Any] = [None, b""]
+#: Answer header names in lower case, as uvicorn writes them.
+_NAMES: dict[str, str] = {}
+
+
+def _name(key: str) -> str:
+    found = _NAMES.get(key)
+    if found is None:
+        if len(_NAMES) > 64:  # the Endpoint's answers name a handful
+            _NAMES.clear()
+        found = _NAMES[key] = key.lower()
+    return found
+
+
 class _OneWrite:
     """The transport as a request's cycle sees it: what the cycle writes in one
     step of the event loop (an answer's head, then its body) leaves in one
@@ -278,11 +355,18 @@ class _OneWrite:
         return self._transport.get_extra_info(name, default)
 
 
-def protocol_class(read_timeout: float, max_head_bytes: int) -> type[HttptoolsEndpointProtocol]:
-    """:class:`HttptoolsEndpointProtocol` with its read deadline and head bound
-    set (uvicorn makes one instance per connection from the class it is given)."""
+def protocol_class(
+    read_timeout: float, max_head_bytes: int, endpoint: Endpoint | None = None
+) -> type[HttptoolsEndpointProtocol]:
+    """:class:`HttptoolsEndpointProtocol` with its read deadline, head bound
+    and Endpoint set (uvicorn makes one instance per connection from the
+    class it is given)."""
     return type(
         "HttptoolsEndpointProtocol",
         (HttptoolsEndpointProtocol,),
-        {"read_timeout": float(read_timeout), "max_head_bytes": int(max_head_bytes)},
+        {
+            "read_timeout": float(read_timeout),
+            "max_head_bytes": int(max_head_bytes),
+            "endpoint": endpoint,
+        },
     )

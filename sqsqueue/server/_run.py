@@ -64,13 +64,14 @@ def http_parser() -> str:
     return "httptools"
 
 
-def http_protocol(idle_timeout: float) -> type[Any]:
+def http_protocol(idle_timeout: float, endpoint: Endpoint | None = None) -> type[Any]:
     """The hardened protocol class of :func:`http_parser`'s parser
-    (:mod:`._httptools` or :mod:`._http`), its read deadline set."""
+    (:mod:`._httptools` or :mod:`._http`), its read deadline set; on
+    httptools, ``endpoint``'s SQS requests are answered without an ASGI cycle."""
     if http_parser() == "httptools":
         from sqsqueue.server import _httptools
 
-        return _httptools.protocol_class(idle_timeout, 2 * MAX_HEADER_BYTES)
+        return _httptools.protocol_class(idle_timeout, 2 * MAX_HEADER_BYTES, endpoint)
     from sqsqueue.server import _http
 
     return _http.protocol_class(idle_timeout)
@@ -82,7 +83,7 @@ def uvicorn_server(endpoint: Endpoint | MotoRouter, idle_timeout: float) -> Any:
     try:
         import uvicorn
 
-        protocol = http_protocol(idle_timeout)
+        protocol = http_protocol(idle_timeout, endpoint if isinstance(endpoint, Endpoint) else None)
     except ImportError as exc:
         raise ImportError(NEEDS_EXTRA) from exc
 
