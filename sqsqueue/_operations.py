@@ -859,9 +859,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
             with self._lock:
                 now = self._begin()
                 vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_begun(
-                    views, now, limit, vis, False, attempt, names, user_names
-                )
+                got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
                 if not got and self._tally is not None:
                     self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
                 return got
@@ -947,16 +945,12 @@ class _BaseQueue(QueueSettings, abc.ABC):
             self._authorize(principal, "DeleteMessage")
         with self._lock:
             now = self._begin()
-            rec = None
-            if self._faults is None and not self._ordering.LATEST_RECEIPT_ONLY:
-                rec = self._receipts.latest(receipt_handle, self._records)
-            if rec is not None:
-                # _delete_one's common case, inlined: the latest receipt of a
-                # stored message on a standard queue.
-                if self._tally is not None:
-                    self._tally.deleted += 1
-                self._drop(rec, "deleted", now)
-            else:
+            if (
+                self._faults is not None
+                or self._ordering.LATEST_RECEIPT_ONLY
+                or not self._delete_latest(receipt_handle, now)
+            ):
+                # Any other handle, or a FIFO queue's, or with faults emulated.
                 self._delete_one(receipt_handle, now)
             if self._waiters:
                 self._notify()
