@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Unpack
 
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._faults import Faults
 from sqsqueue._limits import DEDUP_WINDOW, US
-from sqsqueue._message import Message, SendResult, _Record, key_seq, system_attributes_md5
+from sqsqueue._message import SendResult, _Record, key_seq, system_attributes_md5
 from sqsqueue._operations import FifoQueueOptions, QueueState, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
 from sqsqueue._validate import show
-from sqsqueue._views import message_view
 from sqsqueue.errors import InvalidParameterValue, MissingParameter
 
 __all__ = ["FifoQueue"]
@@ -113,13 +112,12 @@ class _Attempts(_Window):
         attempt_id: str,
         now: int,
         visibility_us: int,
-        attribute_names: Sequence[str],
-        message_attribute_names: Sequence[str],
-    ) -> list[Message] | None:
+    ) -> tuple[list[_Record], list[str]] | None:
         """Section 9: a retry within 5 minutes returns the same messages and
         receipt handles, provided none was deleted or had its visibility
         changed, and resets their visibility timeout. Otherwise the retry is a
-        new receive (UNCONFIRMED, the most plausible reading)."""
+        new receive (UNCONFIRMED, the most plausible reading). Returns the
+        records and their handles, for the receive to make its views of."""
         attempt = self.entries.get(attempt_id)
         if attempt is None or attempt.expires <= now:
             return None
@@ -144,10 +142,7 @@ class _Attempts(_Window):
         if queue._observers:
             for rec, handle in zip(records, attempt.handles, strict=True):
                 queue._report("receive_attempt", rec, now, attempt=attempt_id, handle=handle)
-        return [
-            message_view(rec, handle, attribute_names, message_attribute_names)
-            for rec, handle in zip(records, attempt.handles, strict=True)
-        ]
+        return records, list(attempt.handles)
 
 
 class FifoQueue(_BaseQueue):

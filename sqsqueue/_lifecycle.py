@@ -604,6 +604,34 @@ class Lifecycle:
         if self._tracks:
             self._ordering.unlinked(rec)
 
+    def _delete_latest(self, handle: object, now: int) -> bool:
+        """DeleteMessage's common case on a queue any receipt may delete with
+        (standard, no faults), in one call: when ``handle`` is the latest
+        receipt of a stored message (``Receipts.latest``), count it and drop
+        it (``deleted``); else change nothing and return False (the caller
+        takes the general path, which refuses or accepts the handle). O(1)
+        for a record in the in-flight lane, O(log n) otherwise."""
+        rec = self._receipts.latest(handle, self._records)
+        if rec is None:
+            return False
+        tally = self._tally
+        if tally is not None:
+            tally.deleted += 1
+        seq = rec.skey & SEQ_MASK  # key_seq, inlined
+        if (
+            self._observers
+            or self._tracks
+            or self._out_of_order._len
+            or self._lane.pop(seq, None) is None  # not in the lane (or never received)
+        ):
+            self._drop(rec, "deleted", now)
+            return True
+        # _drop's common case, inlined: a received record taken from the lane.
+        del self._records[seq]
+        if seq == self._oldest_seq:
+            self._oldest_seq = seq + 1
+        return True
+
     def _drop_all(self, recs: Iterable[_Record], reason: str, now: int) -> None:
         """:meth:`_drop` of each of ``recs`` still stored, in order, in one pass
         (a delete batch; a record named twice is dropped once). O(k) for records

@@ -24,7 +24,7 @@ import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, Unpack
+from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, TypeVar, Unpack
 
 from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
@@ -76,6 +76,7 @@ new_send_result: Callable[[tuple[Any, ...]], SendResult] = partial(tuple.__new__
 _NONES = itertools.repeat(None)
 #: A validated send: the draft record and its DelaySeconds (None: the queue's).
 Prepared = tuple[_Record, int | None]
+T = TypeVar("T")
 
 
 class Attempts(Protocol):
@@ -86,13 +87,17 @@ class Attempts(Protocol):
     ) -> None: ...
 
     def replay(
-        self,
-        attempt_id: str,
-        now: int,
-        visibility_us: int,
-        attribute_names: Sequence[str],
-        message_attribute_names: Sequence[str],
-    ) -> list[Message] | None: ...
+        self, attempt_id: str, now: int, visibility_us: int
+    ) -> tuple[list[_Record], list[str]] | None: ...
+
+
+#: What a receive makes of the records it delivered and their receipt
+#: handles, under the queue's lock, given the system and message attribute
+#: names asked for: the :class:`Message` views (``_views.message_views``), or
+#: an adapter's answer written from the records (``sqsqueue.aws._wire``). It
+#: must return an empty list exactly when there are no records: a long poll
+#: waits on, and NumberOfEmptyReceives counts, an empty answer.
+Views = Callable[[list[_Record], list[str], Sequence[str], Sequence[str]], list[T]]
 
 
 # -- the constructor's keywords ---------------------------------------------------
@@ -571,6 +576,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     def _receive_now(
         self,
+        views: Views[T],
         now: int,
         limit: int,
         visibility_us: int,
@@ -578,11 +584,12 @@ class _BaseQueue(QueueSettings, abc.ABC):
         attempt_id: str | None,
         attribute_names: Sequence[str],
         message_attribute_names: Sequence[str],
-    ) -> list[Message]:
+    ) -> list[T]:
         """One non-blocking receive attempt under the lock."""
         self._check_alive()
         self._advance(now)
         return self._receive_begun(
+            views,
             now,
             limit,
             visibility_us,
@@ -594,6 +601,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     def _receive_begun(
         self,
+        views: Views[T],
         now: int,
         limit: int,
         visibility_us: int,
@@ -601,18 +609,16 @@ class _BaseQueue(QueueSettings, abc.ABC):
         attempt_id: str | None,
         attribute_names: Sequence[str],
         message_attribute_names: Sequence[str],
-    ) -> list[Message]:
+    ) -> list[T]:
         """:meth:`_receive_now` once the queue was found open and the deadlines
-        up to ``now`` were applied (``_begin``)."""
+        up to ``now`` were applied (``_begin``); ``views`` makes the answer."""
         if attempt_id is not None:
             assert self._attempts is not None  # attempt ids are kept on FIFO queues only
-            replay = self._attempts.replay(
-                attempt_id, now, visibility_us, attribute_names, message_attribute_names
-            )
+            replay = self._attempts.replay(attempt_id, now, visibility_us)
             if replay is not None:
                 if self._tally is not None:
-                    self._tally.received += len(replay)
-                return replay
+                    self._tally.received += len(replay[0])
+                return views(*replay, attribute_names, message_attribute_names)
         if not self._records:
             return []
         # In flight <= lane + received: only a receive that could cross the limit
@@ -638,9 +644,9 @@ class _BaseQueue(QueueSettings, abc.ABC):
         if attempt_id is not None:
             assert self._attempts is not None
             self._attempts.remember(attempt_id, now, deliver, handles)
-        return message_views(deliver, handles, attribute_names, message_attribute_names)
+        return views(deliver, handles, attribute_names, message_attribute_names)
 
-    def _at_in_flight_limit(self, long_poll: bool) -> list[Message]:
+    def _at_in_flight_limit(self, long_poll: bool) -> list[T]:
         """Standard queues: short polls raise OverLimit, long polls find nothing.
         FIFO queues: no error at the in-flight limit (section 4)."""
         if long_poll or self.FIFO:
@@ -687,6 +693,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     def _long_poll(
         self,
+        views: Views[T],
         loop: asyncio.AbstractEventLoop | None,
         limit: int,
         vt: int | None,
@@ -694,14 +701,14 @@ class _BaseQueue(QueueSettings, abc.ABC):
         names: Sequence[str],
         user_names: Sequence[str],
         attempt: str | None,
-    ) -> Poll:
+    ) -> Poll[T]:
         """A receive that waits up to ``wait`` seconds (``_polling.long_poll``),
         for the thread's driver (``loop`` None) or asyncio's."""
         waits = wait > 0
 
-        def receive_at(now: int) -> list[Message]:
+        def receive_at(now: int) -> list[T]:
             vis = self._visibility_us if vt is None else vt * US
-            return self._receive_now(now, limit, vis, waits, attempt, names, user_names)
+            return self._receive_now(views, now, limit, vis, waits, attempt, names, user_names)
 
         return long_poll(self, loop, receive_at, wait)
 
@@ -728,6 +735,32 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
+        return self._receive_as(
+            message_views,
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+            principal,
+        )
+
+    def _receive_as(
+        self,
+        views: Views[T],
+        max_messages: object,
+        visibility_timeout: object,
+        wait_time_seconds: object,
+        attribute_names: object,
+        message_attribute_names: object,
+        receive_request_attempt_id: object,
+        principal: str | None,
+    ) -> list[T]:
+        """:meth:`receive` (its arguments, in its order) answering with what
+        ``views`` makes of the delivered records: an adapter that writes its
+        own answer from them (``sqsqueue.aws``) skips the Message views.
+        Every check, transition, count and error is :meth:`receive`'s."""
         if (
             type(max_messages) is int
             and 0 < max_messages <= MAX_MESSAGES_MAX
@@ -761,11 +794,11 @@ class _BaseQueue(QueueSettings, abc.ABC):
             with self._lock:
                 now = self._begin()
                 vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_begun(now, limit, vis, False, attempt, names, user_names)
+                got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
                 if not got and self._tally is not None:
                     self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
                 return got
-        polling = self._long_poll(None, limit, vt, wait, names, user_names, attempt)
+        polling = self._long_poll(views, None, limit, vt, wait, names, user_names, attempt)
         got = run_sync(polling, self._clock)
         if not got:
             self._count_empty_receive()
@@ -786,6 +819,30 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: as :meth:`receive`.
         """
+        return await self._receive_as_async(
+            message_views,
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+            principal,
+        )
+
+    async def _receive_as_async(
+        self,
+        views: Views[T],
+        max_messages: object,
+        visibility_timeout: object,
+        wait_time_seconds: object,
+        attribute_names: object,
+        message_attribute_names: object,
+        receive_request_attempt_id: object,
+        principal: str | None,
+    ) -> list[T]:
+        """:meth:`receive_async` answering with what ``views`` makes of the
+        delivered records (see :meth:`_receive_as`)."""
         args = self._receive_args(
             principal,
             max_messages,
@@ -795,7 +852,18 @@ class _BaseQueue(QueueSettings, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        polling = self._long_poll(asyncio.get_running_loop(), *args)
+        if args[2] == 0:
+            # A short poll never waits: what _long_poll's first attempt does,
+            # without the generator and its driver (as receive does).
+            limit, vt, _wait, names, user_names, attempt = args
+            with self._lock:
+                now = self._begin()
+                vis = self._visibility_us if vt is None else vt * US
+                got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
+                if not got and self._tally is not None:
+                    self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
+                return got
+        polling = self._long_poll(views, asyncio.get_running_loop(), *args)
         got = await run_async(polling, self._clock)
         if not got:
             self._count_empty_receive()
@@ -877,16 +945,12 @@ class _BaseQueue(QueueSettings, abc.ABC):
             self._authorize(principal, "DeleteMessage")
         with self._lock:
             now = self._begin()
-            rec = None
-            if self._faults is None and not self._ordering.LATEST_RECEIPT_ONLY:
-                rec = self._receipts.latest(receipt_handle, self._records)
-            if rec is not None:
-                # _delete_one's common case, inlined: the latest receipt of a
-                # stored message on a standard queue.
-                if self._tally is not None:
-                    self._tally.deleted += 1
-                self._drop(rec, "deleted", now)
-            else:
+            if (
+                self._faults is not None
+                or self._ordering.LATEST_RECEIPT_ONLY
+                or not self._delete_latest(receipt_handle, now)
+            ):
+                # Any other handle, or a FIFO queue's, or with faults emulated.
                 self._delete_one(receipt_handle, now)
             if self._waiters:
                 self._notify()

@@ -19,15 +19,16 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Generator
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from sqsqueue._clock import Clock, Waiter
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import US
-from sqsqueue._message import Message
 
-#: What a poll yields to its driver: the waiter and when to stop waiting (µs).
-Poll = Generator[tuple[Waiter, int], bool, list[Message]]
+T = TypeVar("T")
+#: What a poll yields to its driver: the waiter and when to stop waiting (µs);
+#: it returns the receive's answer (the Message views, or an adapter's).
+Poll = Generator[tuple[Waiter, int], bool, list[T]]
 
 
 class Pollable(Protocol):
@@ -49,9 +50,9 @@ class Pollable(Protocol):
 def long_poll(
     queue: Pollable,
     loop: asyncio.AbstractEventLoop | None,
-    receive_at: Callable[[int], list[Message]],
+    receive_at: Callable[[int], list[T]],
     wait: int,
-) -> Poll:
+) -> Poll[T]:
     """A receive with its long poll, written once for both drivers:
     ``receive_at(now)`` (a non-blocking receive, called under the queue's
     lock) until it finds messages or ``wait`` seconds pass.
@@ -107,7 +108,7 @@ def wake_time(queue: Pollable, now: int, deadline: int) -> int:
     return deadline if due is None else min(deadline, due)
 
 
-def run_sync(poll: Poll, clock: Clock) -> list[Message]:
+def run_sync(poll: Poll[T], clock: Clock) -> list[T]:
     """Drive ``poll`` in the calling thread, blocking it while the poll waits."""
     with contextlib.closing(poll):
         try:
@@ -115,11 +116,11 @@ def run_sync(poll: Poll, clock: Clock) -> list[Message]:
             while True:
                 waiter, wake_at = poll.send(clock.wait(waiter, wake_at / US))
         except StopIteration as done:
-            msgs: list[Message] = done.value
+            msgs: list[T] = done.value
             return msgs
 
 
-async def run_async(poll: Poll, clock: Clock) -> list[Message]:
+async def run_async(poll: Poll[T], clock: Clock) -> list[T]:
     """Drive ``poll`` in the calling asyncio task; the loop never blocks."""
     with contextlib.closing(poll):
         try:
@@ -127,5 +128,5 @@ async def run_async(poll: Poll, clock: Clock) -> list[Message]:
             while True:
                 waiter, wake_at = poll.send(await clock.wait_async(waiter, wake_at / US))
         except StopIteration as done:
-            msgs: list[Message] = done.value
+            msgs: list[T] = done.value
             return msgs

@@ -60,6 +60,16 @@ def message_views(
     without user attributes or FIFO fields) is built inline, and the time
     strings, shared by messages sent or first received in the same
     millisecond, are formatted once."""
+    if not attribute_names:
+        # No system attribute asked for (a ReceiveMessage naming none): a
+        # message whose user attributes are not asked for, or that has none,
+        # is its id, handle and body (message_view's answer, inline).
+        return [
+            new_message((rec.message_id, handle, rec.body, {}, {}, None))
+            if rec.attributes is None or not message_attribute_names
+            else message_view(rec, handle, attribute_names, message_attribute_names)
+            for rec, handle in zip(recs, handles, strict=True)
+        ]
     if "All" not in attribute_names:
         return [
             message_view(rec, handle, attribute_names, message_attribute_names)

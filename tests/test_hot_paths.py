@@ -7,6 +7,7 @@ a different one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 import re
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from sqsqueue import BatchResult, ManualClock, Queue, SendEntry, _batches, errors
 from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
+from sqsqueue._metrics import Tally
 from sqsqueue._settings import ALL
 from sqsqueue._validate import _INVALID_CHARS, batch_entry_ids, body
 from sqsqueue._views import message_view
@@ -415,7 +417,8 @@ def test_a_receive_builds_each_message_as_message_view(
 ) -> None:
     """Section 2.1: the messages a receive builds in one pass (message_views)
     are those message_view builds for each record and its handle, with and
-    without user attributes, trace headers and (fair queue) group ids."""
+    without user attributes, trace headers and (fair queue) group ids, for
+    every system attribute, some, or none, and user attributes or none."""
     clock = ManualClock(start=START)
     q = Queue("views", clock=clock, visibility_timeout=0)
     for i, (attributes, trace, group) in enumerate(sends):
@@ -428,9 +431,10 @@ def test_a_receive_builds_each_message_as_message_view(
         q.receive(10)
         clock.advance(1.5)
     for names in (ALL, ("SentTimestamp",), ()):
-        for m in q.receive(10, attribute_names=names):
-            rec = next(r for r in q._records.values() if r.message_id == m.message_id)
-            assert m == message_view(rec, m.receipt_handle, names, ALL)
+        for user_names in (ALL, ()):
+            for m in q.receive(10, attribute_names=names, message_attribute_names=user_names):
+                rec = next(r for r in q._records.values() if r.message_id == m.message_id)
+                assert m == message_view(rec, m.receipt_handle, names, user_names)
 
 
 @given(st.lists(st.tuples(st.integers(1, 2**40 - 1), st.integers(1, 3)), min_size=1, max_size=10))
@@ -534,3 +538,33 @@ def test_boto3_shaped_delete_entries_are_read_as_entry_by_entry(entries: list[ob
         return [item[0] for item in items], [item[1][0] for item in items]
 
     assert outcome(lambda: _batches.delete_entries_of(entries)) == outcome(per_entry)
+
+
+@pytest.mark.parametrize("wait", [0, None])
+def test_a_short_poll_receive_async_is_the_long_polls_first_attempt(wait: int | None) -> None:
+    """``receive_async`` of a short poll (WaitTimeSeconds 0, or the queue's
+    default 0) answers in one step without the long-poll loop: what the loop's
+    first attempt gives, the same messages, counters and empty receives as
+    ``receive``."""
+    clock = ManualClock(start=START)
+    queues = [Queue("q", clock=clock, random=random.Random(3)) for _ in range(2)]
+    for q in queues:
+        q.send_batch(["a", "b", "c"])
+    got_async = asyncio.run(queues[0].receive_async(2, wait_time_seconds=wait))
+    got_sync = queues[1].receive(2, wait_time_seconds=wait)
+    assert got_async == got_sync and len(got_async) == 2
+    step = queues[0].receive_async(10, wait_time_seconds=wait)
+    with pytest.raises(StopIteration) as done:
+        step.send(None)  # no event loop needed: it never awaits
+    assert len(done.value.value) == 1
+    assert asyncio.run(queues[0].receive_async(10, wait_time_seconds=wait)) == []
+    queues[1].receive(10, wait_time_seconds=wait)
+    assert queues[1].receive(10, wait_time_seconds=wait) == []
+    assert counts(queues[0]) == counts(queues[1])
+    tallies = [q._tally for q in queues]
+    assert [[getattr(t, n) for n in Tally.__slots__] for t in tallies if t is not None] == [
+        [getattr(t, n) for n in Tally.__slots__] for t in reversed(tallies) if t is not None
+    ]
+    queues[0].close()
+    with pytest.raises(errors.ServiceClosed):
+        asyncio.run(queues[0].receive_async(1, wait_time_seconds=wait))

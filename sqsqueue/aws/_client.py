@@ -15,7 +15,7 @@ response has ``Failed`` only when an entry failed, as AWS answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sqsqueue._batches import MESSAGE_MEMBERS, system_trace
 from sqsqueue._fifo import FifoQueue
@@ -24,6 +24,7 @@ from sqsqueue._message import (
     Message,
     SendResult,
 )
+from sqsqueue._operations import Views
 from sqsqueue._policy import access_denied, caller_account
 from sqsqueue._ports import SQSClient
 from sqsqueue._standard import Queue
@@ -31,6 +32,8 @@ from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
 
 __all__ = ["OPERATIONS", "RECEIVE_MEMBERS", "BrokerAPI", "Client"]
+
+T = TypeVar("T")
 
 
 class _Page(Protocol):
@@ -437,6 +440,21 @@ class Client(SQSClient):
         suspends the calling task, never the event loop. Cost as ``receive``."""
         messages = await self.receive_messages_async(**params)
         return {"Messages": [_message(m) for m in messages]} if messages else {}
+
+    def receive_as(self, views: Views[T], **params: Any) -> list[T]:
+        """:meth:`receive_messages` answering with what ``views`` makes of the
+        delivered records, under the queue's lock (``_operations.Views``): a
+        codec that writes its answer from the records (``_wire.received_views``)
+        makes no Message views. Takes and checks what :meth:`receive_message`
+        does. Cost as ``Queue.receive``."""
+        queue, args = self._receive(params)
+        return queue._receive_as(views, **args)
+
+    async def receive_as_async(self, views: Views[T], **params: Any) -> list[T]:
+        """:meth:`receive_as` awaiting the engine (a long poll suspends the
+        calling task). Cost as ``Queue.receive``."""
+        queue, args = self._receive(params)
+        return await queue._receive_as_async(views, **args)
 
     def receive_messages(self, **params: Any) -> list[Message]:
         """ReceiveMessage's messages as the engine returns them, for a codec

@@ -28,14 +28,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import itertools
 import json
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
-from sqsqueue._message import BatchResult, Message, SendResult, md5_of_body
+from sqsqueue._message import (
+    SEQ_BITS,
+    SMALL_MD5,
+    BatchResult,
+    Message,
+    SendResult,
+    _Record,
+    md5_of_body,
+    small_md5,
+)
+from sqsqueue._views import message_view, message_views
 from sqsqueue.aws._client import OPERATIONS, RECEIVE_MEMBERS, Client
 from sqsqueue.errors import (
     AccessDenied,
@@ -61,6 +72,8 @@ __all__ = [
     "handle_async",
     "new_request_id",
     "ok",
+    "receive_short",
+    "received_views",
 ]
 
 TARGET_PREFIX = "AmazonSQS."
@@ -295,9 +308,7 @@ async def handle_async(
                     params, url, args = request
                     if type(client) is not Client:
                         return encode(await client.call_async("ReceiveMessage", params), rid)
-                    queue = client.broker.get_queue(url)
-                    messages = await queue.receive_async(**args, principal=client.principal)
-                    return encode_received(messages, rid)
+                    return ok(await _receive_answer(client, url, args), rid)
             else:
                 payload = short(lambda: client, body, headers)
                 if payload is not None:
@@ -424,30 +435,115 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
     themselves. O(size of the messages)."""
     if not messages:
         return b"{}"
-    parts = []
-    for m in messages:
-        text = m.body
-        item = (
-            '{"MessageId":'
-            + _string(m.message_id)
-            + ',"ReceiptHandle":'
-            + _string(m.receipt_handle)
-            + ',"MD5OfBody":"'
-            + md5_of_body(text)
-            + '","Body":'
-            + _string(text)
+    return ('{"Messages":[' + ",".join(map(_message_json, messages)) + "]}").encode("utf-8")
+
+
+def _message_json(m: Message) -> str:
+    """One message of a ReceiveMessage answer: ``_dumps(m.to_aws())``."""
+    text = m.body
+    item = (
+        '{"MessageId":'
+        + _string(m.message_id)
+        + ',"ReceiptHandle":'
+        + _string(m.receipt_handle)
+        + ',"MD5OfBody":"'
+        + md5_of_body(text)
+        + '","Body":'
+        + _string(text)
+    )
+    if m.attributes:
+        item += ',"Attributes":' + _dumps(dict(m.attributes))
+    if m.message_attributes:
+        item += (
+            ',"MD5OfMessageAttributes":'
+            + _dumps(m.md5_of_message_attributes)
+            + ',"MessageAttributes":'
+            + _dumps({k: v.to_aws() for k, v in m.message_attributes.items()})
         )
-        if m.attributes:
-            item += ',"Attributes":' + _dumps(dict(m.attributes))
-        if m.message_attributes:
-            item += (
-                ',"MD5OfMessageAttributes":'
-                + _dumps(m.md5_of_message_attributes)
-                + ',"MessageAttributes":'
-                + _dumps({k: v.to_aws() for k, v in m.message_attributes.items()})
+    return item + "}"
+
+
+#: The receive counts' texts, formatted once (most messages are received a few times).
+_COUNTED = 64
+_COUNTS = tuple(str(n) for n in range(_COUNTED))
+
+
+def received_views(
+    recs: list[_Record],
+    handles: list[str],
+    attribute_names: Sequence[str],
+    message_attribute_names: Sequence[str],
+) -> list[bytes]:
+    """The ReceiveMessage answer's body written from the records a receive
+    delivered, under the queue's lock (an ``_operations.Views``: the engine
+    calls it where it would make the Message views): ``[encode_messages(
+    message_views(...))]``, byte for byte, or ``[]`` for no records.
+
+    A message with nothing to show beyond its id, handle, body and, when
+    ``All`` system attributes are asked for, the four every message has (no
+    user attributes asked for or none stored, no FIFO, trace or dead-letter
+    field) is written from its record here; any other goes through its
+    Message view. Its id (hex digits and dashes, made by the engine) and
+    handle (base64) hold no character JSON escapes, so they are written
+    unescaped. O(size of the messages)."""
+    if not recs:
+        return []
+    every = "All" in attribute_names
+    if attribute_names and not every:
+        # A choice of system attributes: through the views.
+        return [
+            encode_messages(message_views(recs, handles, attribute_names, message_attribute_names))
+        ]
+    parts = []
+    sent_ms = first_ms = -1
+    system = sent_text = first_text = ""
+    for rec, handle in zip(recs, handles, strict=True):
+        if (rec.attributes and message_attribute_names) or (
+            every
+            and (
+                rec.group_id is not None
+                or rec.trace_header is not None
+                or rec.dlq_source_arn is not None
+                or rec.sequence_number is not None
+                or rec.dedup_id is not None
             )
-        parts.append(item + "}")
-    return ('{"Messages":[' + ",".join(parts) + "]}").encode("utf-8")
+        ):
+            parts.append(
+                _message_json(message_view(rec, handle, attribute_names, message_attribute_names))
+            )
+            continue
+        body = rec.body
+        raw = body.encode()
+        digest = (
+            small_md5(raw) if len(raw) <= SMALL_MD5 else hashlib.md5(raw, usedforsecurity=False)
+        ).hexdigest()
+        if every:
+            # _views.message_views' system attributes, as _dumps writes them.
+            ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
+            if ms != sent_ms:
+                sent_ms = ms
+                sent_text = str(ms)
+            ms = rec.first_receive // 1000
+            if ms != first_ms:
+                first_ms = ms
+                first_text = str(ms)
+            count = rec.receive_base + rec.receive_count
+            system = (
+                ',"Attributes":{"SenderId":'
+                + _string(rec.sender_id)
+                + ',"SentTimestamp":"'
+                + sent_text
+                + '","ApproximateReceiveCount":"'
+                + (_COUNTS[count] if count < _COUNTED else str(count))
+                + '","ApproximateFirstReceiveTimestamp":"'
+                + first_text
+                + '"}'
+            )
+        parts.append(
+            f'{{"MessageId":"{rec.message_id}","ReceiptHandle":"{handle}",'
+            f'"MD5OfBody":"{digest}","Body":{_string(body)}{system}}}'
+        )
+    return [('{"Messages":[' + ",".join(parts) + "]}").encode()]
 
 
 def encode_received(
@@ -507,9 +603,14 @@ def _send_message(
     return encode_send_result(result)
 
 
-def _receive_request(body: bytes) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
-    """(params, QueueUrl, ``Queue.receive``'s arguments but the principal) of
-    a ReceiveMessage the dict client would pass on unchanged, or None."""
+#: ``Queue.receive``'s arguments but the principal, in its order.
+_ReceiveArgs = tuple[int, "int | None", "int | None", list[str], list[str], "str | None"]
+
+
+def _receive_request(body: bytes) -> tuple[dict[str, Any], str, _ReceiveArgs] | None:
+    """(params, QueueUrl, ``Queue.receive``'s arguments but the principal, in
+    its order) of a ReceiveMessage the dict client would pass on unchanged,
+    or None."""
     params = _object(body)
     if params is None or not params.keys() <= _RECEIVE:
         return None
@@ -532,14 +633,14 @@ def _receive_request(body: bytes) -> tuple[dict[str, Any], str, dict[str, Any]] 
     return (
         params,
         url,
-        {
-            "max_messages": 1 if most is None else most,
-            "visibility_timeout": visibility,
-            "wait_time_seconds": wait,
-            "attribute_names": [*(names or ()), *(system or ())],
-            "message_attribute_names": wanted or [],
-            "receive_request_attempt_id": attempt,
-        },
+        (
+            1 if most is None else most,
+            visibility,
+            wait,
+            [*(names or ()), *(system or ())],
+            wanted or [],
+            attempt,
+        ),
     )
 
 
@@ -554,7 +655,32 @@ def _receive_message(
     if type(client) is not Client:
         return _general(client, "ReceiveMessage", params)
     queue = client.broker.get_queue(url)
-    return encode_messages(queue.receive(**args, principal=client.principal))
+    got = queue._receive_as(received_views, *args, client.principal)
+    return got[0] if got else b"{}"
+
+
+def receive_short(client: Client, body: bytes) -> Coroutine[Any, Any, bytes] | None:
+    """The body of the 200 answer to a ReceiveMessage by the short path, as a
+    coroutine to await (a long poll waits in it; one that finds messages, or
+    need not wait, finishes at its first step), or None where the caller must
+    take the general path (a request of another shape, a client subclass).
+    The answer is written from the delivered records (:func:`received_views`),
+    byte for byte what :func:`encode_received` writes of
+    ``client.receive_messages_async``'s messages; an SQSError propagates as
+    it would from ``client.call``. O(body + size of the messages)."""
+    if len(body) > MAX_REQUEST_BYTES or type(client) is not Client:
+        return None
+    request = _receive_request(body)
+    if request is None:
+        return None
+    _params, url, args = request
+    return _receive_answer(client, url, args)
+
+
+async def _receive_answer(client: Client, url: str, args: _ReceiveArgs) -> bytes:
+    queue = client.broker.get_queue(url)
+    got = await queue._receive_as_async(received_views, *args, client.principal)
+    return got[0] if got else b"{}"
 
 
 def _delete_message(

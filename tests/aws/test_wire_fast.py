@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import random
+from collections.abc import Sequence
 from typing import Any
 from unittest import mock
 from xml.sax.saxutils import escape
@@ -25,6 +27,7 @@ from hypothesis import strategies as st
 
 from sqsqueue import Broker, ManualClock, SendEntry
 from sqsqueue._message import MessageAttributeValue
+from sqsqueue._views import message_views
 from sqsqueue.aws import _query, _wire, handle
 from sqsqueue.aws._client import Client, _batch, _send_result
 from sqsqueue.errors import InvalidParameterValue
@@ -617,3 +620,138 @@ def test_request_objects_read_as_json_loads_reads_them(value: Any, before: str, 
     except ValueError:
         expected = None
     assert _wire._object(text.encode()) == (expected if isinstance(expected, dict) else None)
+
+
+# -- ReceiveMessage written from the records ------------------------------------------------
+
+
+@SETTINGS
+@given(
+    messages=st.lists(
+        st.tuples(
+            sqs_st.message_bodies(max_size=1100),
+            sqs_st.message_attributes(max_size=3),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    system=st.sampled_from([[], ["All"], ["SentTimestamp", "ApproximateReceiveCount"]]),
+    wanted=st.sampled_from([[], ["All"], ["a", "b.*"]]),
+    fifo=st.booleans(),
+    receives=st.integers(1, 3),
+    sender=st.sampled_from([None, 'AIDA"\\\u00e9']),
+)
+@example(
+    messages=[(AWKWARD, {}, False), ("x" * 1025, {}, False)],
+    system=["All"],
+    wanted=[],
+    fifo=False,
+    receives=2,
+    sender=None,
+)
+def test_received_views_write_what_the_message_views_encode(
+    messages: list[tuple[str, dict[str, MessageAttributeValue], bool]],
+    system: list[str],
+    wanted: list[str],
+    fifo: bool,
+    receives: int,
+    sender: str | None,
+) -> None:
+    """``_wire.received_views``, the ReceiveMessage answer written from the
+    delivered records, is ``encode_messages`` of the Message views the same
+    receive makes, byte for byte: on plain and attributed, traced, FIFO and
+    redelivered messages (receive counts above 1), bodies on both sides of
+    the MD5 size switch, and a sender id JSON must escape."""
+    queue = broker().get_queue(FIFO_URL if fifo else URL)
+    for i, (body, attributes, traced) in enumerate(messages):
+        queue.send(
+            body,
+            message_attributes=attributes or None,
+            trace_header="Root=1-a" if traced else None,
+            group_id=str(i % 2) if fifo else None,
+            sender_id=sender,
+        )
+    answers = []
+
+    def both(
+        recs: list[Any], handles: list[str], names: Sequence[str], wanted: Sequence[str]
+    ) -> list[bytes]:
+        written = _wire.received_views(recs, handles, names, wanted)
+        views = message_views(recs, handles, names, wanted)
+        answers.append((written, [_wire.encode_messages(views)] if views else []))
+        return written
+
+    for _ in range(receives):
+        got = queue._receive_as(both, 10, 0, None, system, wanted, None, None)
+        assert got == answers[-1][1]
+        if not fifo:
+            assert got
+    assert all(written == viewed for written, viewed in answers)
+    assert _wire.received_views([], [], system, wanted) == []
+
+
+def seeded(seed: int = 7) -> Broker:
+    """A broker whose ids and handles repeat from run to run."""
+    b = Broker(clock=ManualClock(start=START), random=random.Random(seed))
+    b.create_queue("jobs")
+    b.create_queue("orders.fifo", fifo_queue=True, content_based_deduplication=True)
+    return b
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"MaxNumberOfMessages": 10},
+        {"MaxNumberOfMessages": 3, "AttributeNames": ["All"], "MessageAttributeNames": ["All"]},
+        {"MessageSystemAttributeNames": ["SenderId"], "VisibilityTimeout": 5},
+        {"MaxNumberOfMessages": 10, "WaitTimeSeconds": 0},
+    ],
+)
+def test_receive_short_answers_what_the_dict_client_gives(params: dict[str, Any]) -> None:
+    """``_wire.receive_short`` (an endpoint's ReceiveMessage), on two brokers
+    seeded alike: the answer is ``encode_received`` of the dict client's
+    ``receive_messages_async`` byte for byte, and the queues end alike."""
+    answers = []
+    for way in ("short", "client"):
+        b = seeded()
+        client = Client(b)
+        for body in ("a", AWKWARD, "b" * 2000):
+            client.send_message(
+                QueueUrl=URL,
+                MessageBody=body,
+                MessageAttributes={"a": {"DataType": "String", "StringValue": "1"}},
+            )
+        client.send_message(QueueUrl=URL, MessageBody="plain")
+        request = {"QueueUrl": URL, **params}
+        if way == "short":
+            coro = _wire.receive_short(client, json.dumps(request).encode())
+            assert coro is not None
+            body = asyncio.run(coro)
+        else:
+            messages = asyncio.run(client.receive_messages_async(**request))
+            body = _wire.encode_received(messages, "rid")[2]
+        queue = b.get_queue(URL)
+        answers.append((body, queue.inspect(), len(queue)))
+    assert answers[0] == answers[1]
+    assert json.loads(answers[0][0])["Messages"]
+
+
+def test_receive_short_leaves_other_requests_to_the_general_path() -> None:
+    b = broker()
+    client = Client(b)
+
+    class Sub(Client):
+        pass
+
+    body = json.dumps({"QueueUrl": URL}).encode()
+    assert _wire.receive_short(Sub(b), body) is None
+    assert _wire.receive_short(client, json.dumps({"QueueUrl": URL, "X": 1}).encode()) is None
+    assert _wire.receive_short(client, b"[]") is None
+    assert asyncio.run(_wire.receive_short(client, body)) == b"{}"  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterValue, match="MaxNumberOfMessages"):
+        asyncio.run(
+            _wire.receive_short(  # type: ignore[arg-type]
+                client, json.dumps({"QueueUrl": URL, "MaxNumberOfMessages": 11}).encode()
+            )
+        )
