@@ -377,22 +377,23 @@ class TestStreamingRead:
         """An empty queue for 4 s under the default trigger (as fast as possible):
         the stream's ReceiveMessage calls are 1-second long polls, a handful of
         them, not a busy loop. Counted where the broker serves them."""
-        from sqsqueue.aws._client import Client
+        from sqsqueue._operations import _BaseQueue
 
         broker, endpoint = served
         queue = new_queue(broker)
         waits: list[object] = []
         polling = threading.Event()
-        # Where every ReceiveMessage the endpoint serves passes, JSON or query.
-        real = Client.receive_messages_async
+        # Where every ReceiveMessage the endpoint serves passes, JSON or query,
+        # by the codec's short path or the dict client: the queue's receive.
+        real = _BaseQueue._receive_as_async
 
-        async def counting(self: Client, **params: Any) -> Any:
-            if params.get("QueueUrl") == queue.url:
-                waits.append(params.get("WaitTimeSeconds"))
+        async def counting(self: Any, views: Any, most: Any, vt: Any, wait: Any, *rest: Any) -> Any:
+            if self.name == queue.name:
+                waits.append(wait)
                 polling.set()
-            return await real(self, **params)
+            return await real(self, views, most, vt, wait, *rest)
 
-        monkeypatch.setattr(Client, "receive_messages_async", counting)
+        monkeypatch.setattr(_BaseQueue, "_receive_as_async", counting)
         opts = options(endpoint, queue, waitTimeSeconds="1", receiveConcurrency="4")
         query = (
             sqs.readStream.format("sqs")
