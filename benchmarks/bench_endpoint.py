@@ -248,30 +248,30 @@ def run_cycles_in_turns(sizes: Sizes, ours: Side, moto: Side) -> None:
 def server_shares(endpoint: Any, sqs: Any, cycles: int) -> tuple[float, float, float]:
     """The shares of the cycles' wall time spent in sqsqueue's server: the
     server thread's CPU time (uvicorn, the HTTP parser, the Endpoint and the
-    engine) and, within it, the Endpoint's ASGI call (the Endpoint and the
+    engine) and, within it, the Endpoint's answer, _respond (the Endpoint and the
     engine), each over the wall time of ``cycles`` cycles (one pass, after the
     timed repeats); and the client thread's CPU time (boto3) over the same."""
     url = sqs.create_queue(QueueName="shares")["QueueUrl"]
     cycles_took(sqs, url, 20)
     clock = time.pthread_getcpuclockid(endpoint._thread.ident)
     app = endpoint.endpoint
-    serve = app._serve
+    respond = app._respond
     in_app = [0.0]
 
-    async def timed(scope: Any, receive: Any, send: Any) -> None:
+    async def timed(scope: Any, receive: Any, whole: Any) -> Any:
         t0 = time.thread_time()  # on the server thread: its CPU time only
         try:
-            await serve(scope, receive, send)
+            return await respond(scope, receive, whole)
         finally:
             in_app[0] += time.thread_time() - t0
 
-    app._serve = timed
+    app._respond = timed
     try:
         cpu0, client0 = time.clock_gettime(clock), time.thread_time()
         wall = cycles_took(sqs, url, cycles)
         cpu, client_cpu = time.clock_gettime(clock) - cpu0, time.thread_time() - client0
     finally:
-        del app._serve
+        del app._respond
     return cpu / wall, in_app[0] / wall, client_cpu / wall
 
 
@@ -288,39 +288,40 @@ def recorded_floor(endpoint: Any, sqs: Any, cycles: int, repeats: int) -> float:
 
     url = sqs.create_queue(QueueName="recorded")["QueueUrl"]
     app = endpoint.endpoint
-    serve = app._serve
-    answers: dict[bytes, list[Any]] = {}
+    respond = app._respond
+    answers: dict[bytes, Any] = {}
 
-    async def record(scope: Any, receive: Any, send: Any) -> None:
-        target = dict(scope["headers"]).get(b"x-amz-target", b"")
-        answers[target] = []
+    async def record(scope: Any, receive: Any, whole: Any) -> Any:
+        answer = await respond(scope, receive, whole)
+        answers[dict(scope["headers"]).get(b"x-amz-target", b"")] = answer
+        return answer
 
-        async def keep(message: Any) -> None:
-            answers[target].append(message)
-            await send(message)
-
-        await serve(scope, receive, keep)
-
-    app._serve = record
+    app._respond = record
     try:
         cycles_took(sqs, url, 1)
     finally:
-        del app._serve
+        del app._respond
+
+    class Replay:
+        """What the protocol asks of the Endpoint (``answer_whole``), answered
+        with the recorded (status, headers, body): no SQS work."""
+
+        def answer_whole(self, scope: Any, body: bytes) -> Any:
+            async def answer() -> Any:
+                status, headers, payload = answers[dict(scope["headers"])[b"x-amz-target"]]
+                return status, dict(headers), payload
+
+            return answer()
 
     async def replay(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        while (await receive()).get("more_body"):
-            pass
-        for message in answers[dict(scope["headers"])[b"x-amz-target"]]:
-            await send(message)
+        return None  # never called: every request is answered by Replay
 
     sock = _run.bind("127.0.0.1", 0)
     server = uvicorn.Server(
         uvicorn.Config(
             replay,
             lifespan="off",
-            http=_run.http_protocol(_run.IDLE_TIMEOUT),
+            http=_run.http_protocol(_run.IDLE_TIMEOUT, Replay()),  # type: ignore[arg-type]
             loop="asyncio",
             ws="none",
             log_config=None,
@@ -390,7 +391,7 @@ class Side:
     #: clients -> (requests/s, server process CPU share of one core)
     concurrent: dict[int, tuple[float, float]] = field(default_factory=dict)
     #: shares of the cycles' wall time: the server thread's CPU time (uvicorn,
-    #: the parser, the Endpoint, the engine), and the Endpoint's ASGI call's
+    #: the parser, the Endpoint, the engine), and the Endpoint's answer (Endpoint._respond)
     server_share: float = 0.0
     app_share: float = 0.0
     #: the client thread's CPU time (boto3) over the same wall time
@@ -871,7 +872,7 @@ def verdicts(sizes: Sizes, ours: Side, moto: Side, polls: Polls) -> list[Verdict
             else f"sqsqueue {1e3 / ours.cycles_per_s:.2f} ms/message against moto's "
             f"{1e3 / moto.cycles_per_s:.2f} ms (the allowance {1e3 / moto.cycles_per_s / 4:.2f}"
             f" ms); of sqsqueue's, boto3 in the client thread is {ours.client_share:.0%} "
-            f"(CPU), the server thread {ours.server_share:.0%} (the Endpoint's ASGI call "
+            f"(CPU), the server thread {ours.server_share:.0%} (the Endpoint's answer "
             f"{ours.app_share:.0%}): the same uvicorn answering recorded bytes, with no "
             f"SQS work, takes {1e3 / ours.floor_cycles_per_s:.2f} ms "
             f"({ours.floor_cycles_per_s / moto.cycles_per_s:.1f}x moto)",
@@ -1011,9 +1012,10 @@ def section(
         f"cycles): {ours.client_share:.0%} is CPU time of the client thread (boto3: "
         f"serializing, signing, parsing the answer), {ours.server_share:.0%} CPU time of "
         "sqsqueue's server thread (uvicorn, the HTTP parser, the Endpoint, the engine), "
-        f"of which {ours.app_share:.0%} of the wall time is the Endpoint's ASGI call (the "
-        "Endpoint and the engine); the rest is the two threads handing the GIL and the "
-        "socket to each other, and waiting for a core while other processes hold both "
+        f"of which {ours.app_share:.0%} of the wall time is the Endpoint's answer "
+        "(Endpoint._respond: the Endpoint and the engine); the rest is the two threads "
+        "handing the GIL and the socket to each other, and waiting for a core while other "
+        "processes hold both "
         "(the load averages above). The threads take turns (a call waits for its answer), "
         "so the wall time is the sum of their parts: a ratio to moto measured on a loaded "
         "machine favours the server that costs less CPU."
