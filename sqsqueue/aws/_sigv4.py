@@ -15,7 +15,8 @@ match the body. Presigned URLs (signature in the query string) are not
 accepted: SQS clients sign headers.
 
 Cost: one SHA-256 pass over the body and over the canonical request, and one
-HMAC per request (four more on a key's first request of a day).
+HMAC per request (four more on a key's first request of a day); a URL's
+canonical path and query are computed once (a bounded cache).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ _KEYS: dict[tuple[str, str, str], bytes] = {}
 
 
 def _hmac(key: bytes, text: str) -> bytes:
-    return hmac.new(key, text.encode("utf-8"), hashlib.sha256).digest()
+    return hmac.digest(key, text.encode("utf-8"), "sha256")
 
 
 def _signing_key(secret: str, date: str, region: str) -> bytes:
@@ -81,25 +82,78 @@ def canonical_request(
     joined by commas. ``fields`` maps lower-cased names to their values.
     tests/endpoint/test_sigv4.py checks it against botocore's on generated
     requests. O(request size)."""
+    return "\n".join(
+        (
+            method.upper(),
+            _canonical_path(path),
+            _canonical_query(query),
+            _canonical_headers(fields, signed),
+            payload_hash,
+        )
+    )
+
+
+def _canonical_path(path: str) -> str:
     from botocore.utils import normalize_url_path
 
+    return quote(normalize_url_path(path), safe="/~")
+
+
+def _canonical_query(query: str) -> str:
     pairs = sorted(pair.partition("=")[::2] for pair in query.split("&")) if query else []
+    return "&".join(f"{k}={v}" for k, v in pairs)
+
+
+def _canonical_headers(fields: Mapping[str, list[str]], signed: Sequence[str]) -> str:
+    """The canonical headers, a blank line, and the signed names joined by ``;``."""
     names = sorted(set(signed))
+    if len(names) == len(signed) and all(len(fields.get(name, ())) == 1 for name in names):
+        # Each signed header named once and sent once: an SDK's request.
+        headers = "".join([f"{name}:{' '.join(fields[name][0].split())}\n" for name in names])
+        return f"{headers}\n{';'.join(names)}"
     counts = {name: signed.count(name) for name in names}
     headers = "".join(
         f"{name}:{','.join(' '.join(v.split()) for v in fields.get(name, ()) * counts[name])}\n"
         for name in names
     )
-    return "\n".join(
-        (
-            method.upper(),
-            quote(normalize_url_path(path), safe="/~"),
-            "&".join(f"{k}={v}" for k, v in pairs),
-            headers,
-            ";".join(names),
-            payload_hash,
-        )
-    )
+    return f"{headers}\n{';'.join(names)}"
+
+
+#: The canonical path and query of each request URL seen (clients send the
+#: same few again and again): urlsplit, botocore's normalisation and the
+#: quoting run once per URL.
+_TARGETS: dict[str, tuple[str, str]] = {}
+#: The last X-Amz-Date read and its time: an SDK's requests within one second
+#: share it.
+_LAST_DATE: list[tuple[str, float]] = [("", 0.0)]
+
+
+def _canonical_target(url: str) -> tuple[str, str]:
+    found = _TARGETS.get(url)
+    if found is None:
+        parts = urlsplit(url)
+        if len(_TARGETS) >= 256:
+            _TARGETS.clear()
+        found = _TARGETS[url] = (_canonical_path(parts.path), _canonical_query(parts.query))
+    return found
+
+
+def _timestamp(d: str) -> float:
+    """The epoch time of an X-Amz-Date (``YYYYMMDDTHHMMSSZ``, already matched
+    by _DATE); ValueError for a date that does not exist."""
+    last, when = _LAST_DATE[0]
+    if d != last:
+        when = datetime(
+            int(d[0:4]),
+            int(d[4:6]),
+            int(d[6:8]),
+            int(d[9:11]),
+            int(d[11:13]),
+            int(d[13:15]),
+            tzinfo=UTC,
+        ).timestamp()
+        _LAST_DATE[0] = (d, when)
+    return when
 
 
 def verify(
@@ -149,17 +203,8 @@ def verify(
     signed = match["signed"].split(";")
     if "host" not in signed or any(name not in fields for name in signed):
         raise IncompleteSignature("SignedHeaders must include host and name only headers sent.")
-    d = amz_date
     try:
-        when = datetime(
-            int(d[0:4]),
-            int(d[4:6]),
-            int(d[6:8]),
-            int(d[9:11]),
-            int(d[11:13]),
-            int(d[13:15]),
-            tzinfo=UTC,
-        ).timestamp()
+        when = _timestamp(amz_date)
     except ValueError:
         raise IncompleteSignature("The request must carry a valid X-Amz-Date header.") from None
     now = _CLOCK.now()
@@ -174,15 +219,15 @@ def verify(
         raise SignatureDoesNotMatch(
             "The provided 'x-amz-content-sha256' header does not match what was computed."
         )
-    parts = urlsplit(url)
-    canonical = canonical_request(method, parts.path, parts.query, fields, signed, computed)
+    path, query = _canonical_target(url)
+    canonical = "\n".join(
+        (method.upper(), path, query, _canonical_headers(fields, signed), computed)
+    )
     scope = f"{match['date']}/{region}/sqs/aws4_request"
     to_sign = "\n".join(
         ("AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest())
     )
-    expected = hmac.new(
-        _signing_key(secret, match["date"], region), to_sign.encode("utf-8"), hashlib.sha256
-    ).hexdigest()
+    expected = _hmac(_signing_key(secret, match["date"], region), to_sign).hex()
     if not hmac.compare_digest(expected, match["signature"]):
         raise SignatureDoesNotMatch()
     return account

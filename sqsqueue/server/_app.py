@@ -36,8 +36,15 @@ answer back. No SQS rule lives here.
   body never arrives whole is never run. Bytes that are not HTTP get AWS's 400
   ``InvalidHttpRequest`` in the request's protocol.
 
+* **Two ways in, one answer.** The ASGI call (``__call__``) serves every
+  request under h11 and, under httptools, the console's paths and what is
+  not a POST; a whole SQS POST on httptools is answered through
+  :meth:`Endpoint.answer_whole`, with no ASGI messages, and the protocol
+  writes the answer (:mod:`sqsqueue.server._httptools`). Both run
+  ``_respond``, which gives (status, headers, body).
+
 Cost: each request costs its operation's cost plus parsing (linear in the
-body), about 20 µs of glue around a SendMessage (``benchmarks/RESULTS.md``,
+body), a few µs of glue around a SendMessage (``benchmarks/RESULTS.md``,
 "Over HTTP: sqsqueue's endpoint against the floor"); the server runs every
 operation on its event loop thread (none but a long poll waits, and a long
 poll never blocks the loop).

@@ -35,8 +35,20 @@ pipelined behind one that waited starts in a task, as uvicorn starts it. The
 read deadline of the next head closes an idle keep-alive connection, so
 uvicorn's keep-alive timer is not armed.
 
+A whole SQS POST skips the ASGI cycle: the Endpoint's answer
+(:meth:`Endpoint.answer_whole <sqsqueue.server._app.Endpoint.answer_whole>`)
+is written here as uvicorn's cycle would write it (its default headers,
+names in lower case, ``connection: close`` when the connection ends). The
+console's paths, other methods, and a connection whose client is not reading
+its answers (the transport's buffer is full: the cycle waits for it) take the
+ASGI call. Every answer leaves in one write at the end of the event loop's
+step: written at once, inside the parser's callback, the endpoint measured
+10-20% fewer requests/s under wrk (the next requests arrive one epoll round
+at a time instead of together).
+
 Cost: one lazy timer per connection (two clock reads per request), a length
-sum per header, and no task for a request that does not wait.
+sum per header, no task for a request that does not wait, and no ASGI
+messages for an SQS POST.
 """
 
 from __future__ import annotations
