@@ -539,12 +539,111 @@ def moto_send(url: str) -> bytes:
 # -- the in-process breakdown --------------------------------------------------------------
 
 
-def breakdown() -> list[tuple[str, float]]:
-    """µs of each part of one SendMessage through the Endpoint, in process (no
-    socket, no parser): the whole ASGI call and its parts, each timed alone."""
-    import asyncio
-    import timeit
+class _Discard:
+    """A transport that keeps nothing: what the protocol writes, in process."""
 
+    def write(self, data: bytes) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 9324), "peername": ("127.0.0.1", 50000)}.get(
+            name, default
+        )
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _in_process_server(endpoint: Any) -> Any:
+    """The protocol ``serve()`` runs for ``endpoint`` (httptools), on a
+    transport that keeps nothing: its ``data_received(raw)`` serves one
+    request as the server does, but for the socket. Call on an event loop."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from sqsqueue.server import _run
+
+    cls = _run.http_protocol(_run.IDLE_TIMEOUT, endpoint)
+    config = uvicorn.Config(endpoint, http=cls, log_config=None, lifespan="off")
+    config.load()
+    protocol = cls(config=config, server_state=ServerState(), app_state={})
+    protocol.connection_made(_Discard())
+    return protocol
+
+
+def _respond(endpoint: Any, raw: bytes) -> Any:
+    """A call running the Endpoint's answer to ``raw`` (a whole request), as
+    the protocol runs it (``answer_whole``), outside any task."""
+    import httptools
+
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    headers = [
+        (name.strip().lower(), value.strip())
+        for name, _, value in (line.partition(b":") for line in lines[1:])
+    ]
+    path = httptools.parse_url(lines[0].split()[1])
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path.path.decode(),
+        "raw_path": path.path,
+        "query_string": path.query or b"",
+        "headers": headers,
+    }
+
+    def call() -> Any:
+        coro = endpoint.answer_whole(scope, body)
+        try:
+            coro.send(None)  # a request that finds what it needs never suspends
+        except StopIteration as done:
+            return done.value
+        raise AssertionError("the request waited")
+
+    return call
+
+
+def _timed(
+    calls: dict[str, Any], n: int, before: Any = None, fresh: Any = None
+) -> dict[str, float]:
+    """Seconds a call of each of ``calls`` takes: the best of 3 runs of ``n``,
+    each run on an event loop (the protocol's deferred write runs between
+    calls, untimed); ``before()`` runs untimed before each call, ``fresh()``
+    before each run and gives the run's calls (or ``calls`` is used)."""
+    import asyncio
+
+    async def run(name: str) -> float:
+        todo = (fresh() if fresh is not None else calls)[name]
+        took = 0.0
+        for _ in range(n):
+            if before is not None:
+                before()
+            t0 = perf()
+            todo()
+            took += perf() - t0
+            await asyncio.sleep(0)
+        return took / n
+
+    async def all_of() -> dict[str, float]:
+        return {name: min([await run(name) for _ in range(3)]) for name in calls}
+
+    return asyncio.run(all_of())
+
+
+def breakdown() -> list[tuple[str, float]]:
+    """µs of each part of one SendMessage, in process (no socket): the whole
+    request through the protocol ``serve()`` runs (httptools, uvicorn's
+    request state, the Endpoint, the engine, the answer's write), and its
+    parts timed alone."""
     from sqsqueue import Broker
     from sqsqueue.aws import _wire
     from sqsqueue.aws._client import Client
@@ -553,66 +652,51 @@ def breakdown() -> list[tuple[str, float]]:
     broker: Broker[Any] = Broker(account_id=ACCOUNT, region=REGION)
     queue = broker.create_queue("q")
     endpoint = Endpoint(broker)
-    url = f"http://127.0.0.1/{ACCOUNT}/q"
-    body = json.dumps({"QueueUrl": url, "MessageBody": BODY}).encode()
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/",
-        "raw_path": b"/",
-        "query_string": b"",
-        "headers": [
-            (b"host", b"127.0.0.1:9324"),
-            (b"content-type", b"application/x-amz-json-1.0"),
-            (b"x-amz-target", b"AmazonSQS.SendMessage"),
-            (b"content-length", str(len(body)).encode()),
-        ],
-    }
-    message = {"type": "http.request", "body": body, "more_body": False}
-
-    async def receive() -> dict[str, Any]:
-        return message
-
-    async def send(_: Any) -> None:
-        pass
-
-    async def loop(n: int) -> float:
-        t0 = perf()
-        for _ in range(n):
-            await endpoint(scope, receive, send)
-        return (perf() - t0) / n
-
-    n = 20_000
-    whole = min(asyncio.run(loop(n)) for _ in range(3))
-    client = Client(broker, endpoint_url="http://127.0.0.1:9324")
+    url = "http://127.0.0.1:9324"
+    raw = raw_request(
+        url, "SendMessage", {"QueueUrl": f"{url}/{ACCOUNT}/q", "MessageBody": BODY}, False
+    )
+    body = raw.partition(b"\r\n\r\n")[2]
+    client = Client(broker, endpoint_url=url)
     target, _, headers = decode_args(body)
     assert _wire.answer_short(target, client, body, headers) is not None
 
-    def best(f: Any) -> float:
-        return min(timeit.repeat(f, number=n, repeat=3)) / n
+    def whole() -> None:
+        protocol.data_received(raw)
 
-    # What the Endpoint runs for a SendMessage of the usual shape: the codec's
-    # short path (parse, checks, the engine's send, the answer's JSON).
-    short = best(lambda: _wire.answer_short(target, client, body, headers))
-    engine = best(lambda: queue.send(BODY))
+    protocol = None
+
+    def fresh() -> dict[str, Any]:
+        nonlocal protocol
+        protocol = _in_process_server(endpoint)
+        return calls
+
+    calls = {
+        "whole": whole,
+        "respond": _respond(endpoint, raw),
+        # What the Endpoint runs for a SendMessage of the usual shape: the
+        # codec's short path (parse, checks, the engine's send, the JSON).
+        "short": lambda: _wire.answer_short(target, client, body, headers),
+        "engine": lambda: queue.send(BODY),
+    }
+    t = _timed(calls, 20_000, fresh=fresh)
     return [
-        ("the whole ASGI call (Endpoint.__call__)", whole),
-        ("of which: the codec's short path (_wire.answer_short)", short),
-        ("of which, inside it: the engine's send (Queue.send)", engine),
+        ("the whole request (the protocol's data_received)", t["whole"]),
+        ("of which: the Endpoint's answer (Endpoint.answer_whole)", t["respond"]),
+        ("of which, inside it: the codec's short path (_wire.answer_short)", t["short"]),
+        ("of which, inside that: the engine's send (Queue.send)", t["engine"]),
         (
-            "of which: the rest (headers, body, request id, ASGI messages)",
-            max(0.0, whole - short),
+            "of which: the protocol (httptools, uvicorn's request state, the write)",
+            max(0.0, t["whole"] - t["respond"]),
         ),
     ]
 
 
 def receive_breakdown() -> list[tuple[str, float]]:
-    """µs of each part of one ReceiveMessage returning 10 messages through the
-    Endpoint, in process (no socket, no parser), as :func:`breakdown`: 10
-    fresh messages are sent (untimed) before each timed call, as the wrk
-    playlists store 10 for each request; each run takes a fresh queue (the
-    received messages stay in flight)."""
-    import asyncio
+    """µs of each part of one ReceiveMessage returning 10 messages, in
+    process, as :func:`breakdown`: 10 fresh messages are sent (untimed) before
+    each timed call, as the wrk playlists store 10 for each request; each run
+    takes a fresh queue (the received messages stay in flight)."""
     import itertools
 
     from sqsqueue import Broker, SendEntry
@@ -622,88 +706,57 @@ def receive_breakdown() -> list[tuple[str, float]]:
 
     broker: Broker[Any] = Broker(account_id=ACCOUNT, region=REGION)
     endpoint = Endpoint(broker)
-    client = Client(broker, endpoint_url="http://127.0.0.1:9324")
+    url = "http://127.0.0.1:9324"
+    client = Client(broker, endpoint_url=url)
     entries = [SendEntry(str(j), BODY) for j in range(10)]
-    target = "AmazonSQS.ReceiveMessage"
-    headers = {"content-type": "application/x-amz-json-1.0"}
     names = (f"r{i}" for i in itertools.count())
-    n = 5_000
+    queue: Any = None
 
-    async def send(_: Any) -> None:
-        pass
-
-    def run(part: str) -> float:
-        """Seconds a call of ``part`` takes, on a fresh queue."""
+    def fresh() -> dict[str, Any]:
+        nonlocal queue
         queue = broker.create_queue(next(names))
-        params = {
-            "QueueUrl": f"http://127.0.0.1:9324/{ACCOUNT}/{queue.name}",
-            "MaxNumberOfMessages": 10,
-        }
-        body = json.dumps(params).encode()
-        message = {"type": "http.request", "body": body, "more_body": False}
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/",
-            "raw_path": b"/",
-            "query_string": b"",
-            "headers": [
-                (b"host", b"127.0.0.1:9324"),
-                (b"content-type", b"application/x-amz-json-1.0"),
-                (b"x-amz-target", target.encode()),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
+        payload = {"QueueUrl": f"{url}/{ACCOUNT}/{queue.name}", "MaxNumberOfMessages": 10}
+        raw = raw_request(url, "ReceiveMessage", payload, False)
+        body = raw.partition(b"\r\n\r\n")[2]
+        protocol = _in_process_server(endpoint)
 
-        async def receive() -> dict[str, Any]:
-            return message
-
-        def asgi() -> None:
-            coro = endpoint(scope, receive, send)
+        def short() -> None:
+            coro = _wire.receive_short(client, body)
+            assert coro is not None
             try:
-                coro.send(None)  # a receive that finds messages never suspends
+                coro.send(None)
             except StopIteration:
                 return
             raise AssertionError("the receive waited")
 
-        queue.send_batch(entries)
-        messages = client.receive_messages(**params)
-        assert len(messages) == 10
-        # The parts the Endpoint runs for a JSON ReceiveMessage: the dict
-        # client's checks and the engine's receive give the messages, and the
-        # answer is written from them.
-        call = {
-            "asgi": asgi,
-            "decode": lambda: _wire.decode(target, body, headers),
-            "call": lambda: client.receive_messages(**params),
-            "engine": lambda: queue.receive(10),
-            "encode": lambda: _wire.encode_received(messages, "r"),
-        }[part]
-        took = 0.0
-        for _ in range(n):
-            queue.send_batch(entries)
-            t0 = perf()
-            call()
-            took += perf() - t0
-        broker.delete_queue(queue.url)
-        return took / n
+        return {
+            "whole": lambda: protocol.data_received(raw),
+            "respond": _respond(endpoint, raw),
+            "short": short,
+            "engine": lambda: queue.receive(10, attribute_names=(), message_attribute_names=()),
+        }
 
-    async def on_a_loop() -> list[float]:  # the Endpoint's receive runs on an event loop
-        return [
-            min(run(part) for _ in range(3))
-            for part in ("asgi", "decode", "call", "engine", "encode")
-        ]
-
-    whole, decode, call, engine, encode = asyncio.run(on_a_loop())
+    t = _timed(
+        dict.fromkeys(("whole", "respond", "short", "engine")),
+        5_000,
+        before=lambda: queue.send_batch(entries),
+        fresh=fresh,
+    )
     return [
-        ("the whole ASGI call (Endpoint.__call__)", whole),
-        ("of which: JSON decode (_wire.decode)", decode),
-        ("of which: the dict client's ReceiveMessage (Client.receive_messages)", call),
-        ("of which, inside it: the engine's receive (Queue.receive)", engine),
-        ("of which: JSON answer of the 10 messages (_wire.encode_received)", encode),
+        ("the whole request (the protocol's data_received)", t["whole"]),
+        ("of which: the Endpoint's answer (Endpoint.answer_whole)", t["respond"]),
         (
-            "of which: the rest (headers, body, request id, ASGI messages, async receive)",
-            max(0.0, whole - decode - call - encode),
+            "of which, inside it: the codec's short path (_wire.receive_short: parse, "
+            "the engine's receive, the JSON written from the records)",
+            t["short"],
+        ),
+        (
+            "for scale: the engine's receive of 10 as Message views (Queue.receive, no attributes)",
+            t["engine"],
+        ),
+        (
+            "of which: the protocol (httptools, uvicorn's request state, the write)",
+            max(0.0, t["whole"] - t["respond"]),
         ),
     ]
 
@@ -760,12 +813,12 @@ def section(
                 else f"{1e6 / value:.0f} µs a request against the "
                 f"{1e6 / (floor * target):.0f} µs allowed (see the http section's breakdowns"
                 + (
-                    ": the Endpoint's ASGI call of a ReceiveMessage is "
-                    f"{receive_parts[0][1] * 1e6:.0f} µs, of which the engine's receive "
-                    f"{receive_parts[3][1] * 1e6:.0f}, the dict client's checks "
-                    f"{(receive_parts[2][1] - receive_parts[3][1]) * 1e6:.0f} and the JSON "
-                    f"answer {receive_parts[4][1] * 1e6:.0f}; the rest of the request is "
-                    "uvicorn, httptools and the kernel)"
+                    ": in process, a ReceiveMessage through the protocol is "
+                    f"{receive_parts[0][1] * 1e6:.0f} µs, of which the Endpoint's answer "
+                    f"{receive_parts[1][1] * 1e6:.0f} (the codec's short path "
+                    f"{receive_parts[2][1] * 1e6:.0f}) and the protocol "
+                    f"{receive_parts[4][1] * 1e6:.0f}; the rest of the request is the "
+                    "event loop and the kernel)"
                     if workload == "ReceiveMessage"
                     else ")"
                 ),
@@ -838,21 +891,22 @@ def section(
     whole = parts[0][1]
     split = Table(
         "Where a SendMessage's time goes",
-        "In process (no socket, no parser): one SendMessage through the Endpoint's ASGI "
-        "call, and its parts timed alone (best of 3 x 20,000). The rest of a request's "
-        f"time is uvicorn's and the kernel's: the floor's {1e6 / floor:.0f} µs a request "
-        "is what they cost with an empty application.",
-        ["part", "µs", "share of the ASGI call"],
+        "In process (no socket): one SendMessage fed to the protocol `serve()` runs (a "
+        "whole SQS POST is answered without an ASGI cycle, see docs/serving.md), and its "
+        "parts timed alone (best of 3 x 20,000). The rest of a request's time is the "
+        f"event loop's and the kernel's; the floor's {1e6 / floor:.0f} µs a request is "
+        "what uvicorn, its ASGI cycle and the kernel cost with an empty application.",
+        ["part", "µs", "share of the whole request"],
         [[name, f"{v * 1e6:.1f}", f"{v / whole:.0%}"] for name, v in parts],
     )
     receive_whole = receive_parts[0][1]
     receive_split = Table(
         "Where a ReceiveMessage's time goes",
         "In process, as above: one ReceiveMessage returning 10 messages (100-byte bodies) "
-        "through the Endpoint's ASGI call, and its parts timed alone (best of 3 x 5,000, "
-        "10 fresh messages sent untimed before each call, as the wrk playlists store 10 "
-        "for each request).",
-        ["part", "µs", "share of the ASGI call"],
+        "fed to the protocol, and its parts timed alone (best of 3 x 5,000, 10 fresh "
+        "messages sent untimed before each call, as the wrk playlists store 10 for each "
+        "request).",
+        ["part", "µs", "share of the whole request"],
         [[name, f"{v * 1e6:.1f}", f"{v / receive_whole:.0%}"] for name, v in receive_parts],
     )
     sweep = Table(

@@ -211,12 +211,13 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         if cycle.disconnected:  # the client left during a long poll
             return
         defaults = self.server_state.default_headers  # a new list each second (the date)
-        if defaults is not _defaults[0]:
-            _defaults[:] = defaults, b"".join(b"%s: %s\r\n" % pair for pair in defaults)
+        cached = _DEFAULTS[0]  # one read: another server's thread may replace it
+        if cached[0] is not defaults:
+            cached = _DEFAULTS[0] = (defaults, b"".join(b"%s: %s\r\n" % h for h in defaults))
         lines = "".join([f"{_name(key)}: {text}\r\n" for key, text in headers.items()])
         head = b"%s%s%scontent-length: %d\r\n%s\r\n" % (
             STATUS_LINE[status],
-            _defaults[1],
+            cached[1],
             lines.encode("latin-1"),
             len(body),
             b"" if cycle.keep_alive else b"connection: close\r\n",
@@ -317,7 +318,7 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
 
 
 #: uvicorn's default headers (the date, changed each second) and their bytes.
-_defaults: list[Any] = [None, b""]
+_DEFAULTS: list[tuple[Any, bytes]] = [(None, b"")]
 #: Answer header names in lower case, as uvicorn writes them.
 _NAMES: dict[str, str] = {}
 
