@@ -56,7 +56,7 @@ from sqsqueue._message import (
 from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
-from sqsqueue._validate import ASCII_ALLOWED, show
+from sqsqueue._validate import ASCII_KEEP, show
 from sqsqueue._views import message_views
 from sqsqueue.errors import (
     BatchRequestTooLong,
@@ -469,7 +469,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
             and deduplication_id is None
             and not self.FIFO
             and body.isascii()
-            and not body.encode("ascii").translate(None, ASCII_ALLOWED)  # invalid_ascii
+            and (encoded := body.encode("ascii")).translate(ASCII_KEEP) == encoded  # ascii_allowed
             and len(body) <= self._max_size
         ):
             # _prepare's answer for a plain ASCII body on a standard queue,

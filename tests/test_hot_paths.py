@@ -568,3 +568,20 @@ def test_a_short_poll_receive_async_is_the_long_polls_first_attempt(wait: int | 
     queues[0].close()
     with pytest.raises(errors.ServiceClosed):
         asyncio.run(queues[0].receive_async(1, wait_time_seconds=wait))
+
+
+def test_a_plain_send_accepts_exactly_the_allowed_ascii_characters() -> None:
+    """Section 2.1's allowed characters on SendMessage's inline check of an
+    ASCII body (one bytes.translate with ASCII_KEEP): for each of the 128
+    ASCII code points, send accepts a body holding it exactly when the rule's
+    regular expression finds nothing wrong."""
+    q = Queue("ascii", clock=ManualClock(start=START))
+    for code in range(0x80):
+        text = "a" + chr(code)
+        try:
+            q.send(text)
+        except errors.InvalidMessageContents:
+            accepted = False
+        else:
+            accepted = True
+        assert accepted == (_INVALID_CHARS.search(text) is None), hex(code)
