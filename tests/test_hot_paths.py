@@ -8,6 +8,7 @@ a different one.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import random
 import re
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from sqsqueue import BatchResult, Clock, ManualClock, Queue, SendEntry, _batches, errors
 from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
 from sqsqueue._metrics import Tally
+from sqsqueue._receipts import _HANDLE
 from sqsqueue._settings import ALL
 from sqsqueue._validate import _INVALID_CHARS, batch_entry_ids, body
 from sqsqueue._views import message_view
@@ -738,3 +740,43 @@ def test_a_plain_send_accepts_exactly_the_allowed_ascii_characters() -> None:
         else:
             accepted = True
         assert accepted == (_INVALID_CHARS.search(text) is None), hex(code)
+
+
+@given(st.data())
+def test_delete_latest_finds_what_receipts_latest_finds(data: st.DataObject) -> None:
+    """Section 8: DeleteMessage's one lifecycle call (_delete_latest, which
+    checks the handle inline) acts exactly on the handles Receipts.latest
+    finds, the latest receipt of a stored message, and leaves every other
+    handle to the general path with nothing changed: older receipts, a
+    deleted message's, version 1 handles, forged, mutated, foreign, malformed
+    and non-string ones."""
+    fast, slow = twins(visibility_timeout=30)
+    other = Queue("twin", clock=fast.clock)
+    other.send("x")
+    pool: list[object] = [other.receive()[0].receipt_handle, "garbage", "", "A" * 48, None, 5]
+    for q in (fast, slow):
+        q.send_batch([f"m{i}" for i in range(6)])
+    older = [m.receipt_handle for m in fast.receive(10, visibility_timeout=0)]
+    assert older == [m.receipt_handle for m in slow.receive(10, visibility_timeout=0)]
+    latest = [m.receipt_handle for m in fast.receive(10)]
+    assert latest == [m.receipt_handle for m in slow.receive(10)]
+    gone = latest.pop()
+    for q in (fast, slow):
+        q.delete(gone)
+    receipts, receipt_no = fast._receipts, fast._records[1].receipt_no
+    token = receipts.token(1, receipt_no, 1)
+    version_1 = base64.b64encode(_HANDLE.pack(1, receipts._tag, 1, receipt_no, token)).decode()
+    pool += [*older, *latest, gone, version_1, latest[0].encode()]
+    pool += [h[:i] + ("A" if h[i] != "A" else "B") + h[i + 1 :] for h in latest for i in (0, 1, 30)]
+    handle = data.draw(st.sampled_from(pool))
+    expected = slow._receipts.latest(handle, slow._records)
+    with fast._lock:
+        found = fast._delete_latest(handle, fast._begin())
+    assert found == (expected is not None)
+    if expected is not None:
+        with slow._lock:
+            slow._drop(expected, "deleted", slow._begin())
+        assert slow._tally is not None
+        slow._tally.deleted += 1
+    assert state(fast) == state(slow)
+    fast._check()
