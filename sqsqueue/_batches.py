@@ -293,7 +293,7 @@ def plain_bodies(entries: list[SendEntry], max_size: int) -> list[str] | None:
     if (
         not all(bodies)
         or not joined.isascii()
-        or _validate.invalid_ascii(joined)
+        or not _validate.ascii_allowed(joined)
         or (len(joined) > max_size and max(map(len, bodies)) > max_size)
     ):
         return None

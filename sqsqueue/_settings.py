@@ -120,8 +120,10 @@ class QueueSettings(Lifecycle):
         and every deadline up to now is applied first. Returns now."""
         if self._deleted or self._closed:
             self._check_alive()
-        # _now_us, inlined: every operation runs it.
-        now = round(self._clock.now() * US)
+        # _now_us, inlined: every operation runs it. ``round(t)`` is
+        # ``t.__round__()``: called directly, without the builtin's lookup of
+        # it (a third of the reading's cost).
+        now = (self._clock.now() * US).__round__()
         if now < self._last_now:
             now = self._last_now
         else:

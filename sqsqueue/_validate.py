@@ -170,7 +170,7 @@ def body(value: object) -> tuple[str, int]:
         # The send hot path: an ASCII body's characters are checked by a
         # bytes.translate in C (5x faster than str.isprintable, 6x than the
         # regular expression), and its UTF-8 size is its length.
-        if invalid_ascii(value):
+        if not ascii_allowed(value):
             raise InvalidMessageContents()
         return value, len(value)
     # A printable character is always an allowed one (controls, surrogates and
@@ -182,12 +182,19 @@ def body(value: object) -> tuple[str, int]:
 
 #: The ASCII characters a message body may hold: tab, LF, CR, U+0020-U+007F.
 ASCII_ALLOWED = bytes([0x9, 0xA, 0xD, *range(0x20, 0x80)])
+#: Each byte to itself where ASCII_ALLOWED holds it, else to 0xFF, which no
+#: ASCII text holds: an ASCII text's bytes are left unchanged by it exactly
+#: when each of its characters is allowed. ``bytes.translate`` with a table and
+#: nothing to delete is a plain loop in C, where deleting ASCII_ALLOWED first
+#: builds a deletion table (it took half as long again).
+ASCII_KEEP = bytes(c if c in ASCII_ALLOWED else 0xFF for c in range(256))
 
 
-def invalid_ascii(text: str) -> bytes:
-    """The characters of an ASCII ``text`` that a message body may not hold
-    (empty: none), found by one ``bytes.translate`` in C. O(len(text))."""
-    return text.encode("ascii").translate(None, ASCII_ALLOWED)
+def ascii_allowed(text: str) -> bool:
+    """Whether each character of an ASCII ``text`` may be in a message body,
+    found by one ``bytes.translate`` in C. O(len(text))."""
+    encoded = text.encode("ascii")
+    return encoded.translate(ASCII_KEEP) == encoded
 
 
 def too_big(max_size: int, *, batch: bool = False) -> InvalidParameterValue:

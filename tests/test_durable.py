@@ -530,6 +530,43 @@ class TestTheDirectory:
         with Broker(clock=clock, data_dir=tmp_path) as again:
             assert [m.body for m in standard(again).receive(10)] == ["kept"]
 
+    def test_send_receive_and_delete_commit_before_they_return(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        """Durability: SendMessage, ReceiveMessage and DeleteMessage, which take
+        the queue's lock by two calls rather than a with statement, still
+        commit what they changed before they return (the broker's lock
+        commits on its outermost release), and each is refused once a write
+        failed."""
+        b = Broker(clock=clock, data_dir=tmp_path)
+        q = b.create_queue("jobs")
+        store = b._store
+        assert store is not None
+        q.send("a")
+        assert not store.dirty
+        q.send("b")
+        [m, n] = q.receive(10)
+        assert not store.dirty
+        q.delete(m.receipt_handle)
+        assert not store.dirty
+        real = store.db
+        store.db = failing_db(real)
+        with pytest.raises(errors.StorageError, match="disk I/O error"):
+            q.send("lost with its call")
+        store.db = real
+        for call in (
+            lambda: q.send("x"),
+            lambda: q.receive(10),
+            lambda: q.delete(n.receipt_handle),
+        ):
+            with pytest.raises(errors.StorageError, match="stopped"):
+                call()
+        b.close()
+        with Broker(clock=clock, data_dir=tmp_path) as again:
+            assert [m.body for m in standard(again).receive(10, visibility_timeout=0)] == []
+            clock.advance(30)
+            assert [m.body for m in standard(again).receive(10)] == ["b"]
+
     def test_a_store_whose_creation_a_crash_cut_short_is_made_afresh(
         self, tmp_path: Path, clock: ManualClock
     ) -> None:

@@ -8,20 +8,24 @@ a different one.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import random
 import re
+import threading
 import uuid
 from collections.abc import Callable
+from functools import partial
 from unittest import mock
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sqsqueue import BatchResult, ManualClock, Queue, SendEntry, _batches, errors
+from sqsqueue import BatchResult, Clock, ManualClock, Queue, SendEntry, _batches, errors
 from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
 from sqsqueue._metrics import Tally
+from sqsqueue._receipts import _HANDLE
 from sqsqueue._settings import ALL
 from sqsqueue._validate import _INVALID_CHARS, batch_entry_ids, body
 from sqsqueue._views import message_view
@@ -437,16 +441,18 @@ def test_a_receive_builds_each_message_as_message_view(
                 assert m == message_view(rec, m.receipt_handle, names, user_names)
 
 
-@given(st.lists(st.tuples(st.integers(1, 2**40 - 1), st.integers(1, 3)), min_size=1, max_size=10))
+@given(st.lists(st.tuples(st.integers(1, 2**40 - 1), st.integers(1, 3)), min_size=0, max_size=12))
 def test_issue_all_gives_each_record_its_own_handle(receipts: list[tuple[int, int]]) -> None:
     """Section 8: handles issued for a receive at once (one MAC per block of
-    four messages, one base64 call) are those issued one by one, and each
+    four messages, one base64 call, the text cut into handles by one
+    itemgetter for 2 to 10 of them) are those issued one by one, and each
     token is that receipt's own."""
     q = Queue("issue", clock=ManualClock(start=START), random=random.Random(3))
     recs = [_Record(key_at(0, seq), 0, "", "b", 1, None, None, "") for seq, _ in receipts]
     for rec, (_, receipt_no) in zip(recs, receipts, strict=True):
         rec.receipt_no = receipt_no
     handles = q._receipts.issue_all(recs)
+    assert type(handles) is list and len(handles) == len(recs)
     tokens = [rec.token for rec in recs]
     for rec, (seq, receipt_no), handle, token in zip(recs, receipts, handles, tokens, strict=True):
         assert q._receipts.issue(rec, seq, receipt_no) == handle
@@ -568,3 +574,211 @@ def test_a_short_poll_receive_async_is_the_long_polls_first_attempt(wait: int | 
     queues[0].close()
     with pytest.raises(errors.ServiceClosed):
         asyncio.run(queues[0].receive_async(1, wait_time_seconds=wait))
+
+
+def reference_send(q: Queue, body: str) -> object:
+    """SendMessage by the general path: _prepare, then _send_prepared (which
+    takes the lock with a with statement and calls _begin and _commit)."""
+    prepared = q._prepare(body, None, None, None, None, None, batch=False)
+    return q._send_prepared([prepared], None)[0]
+
+
+def reference_delete_call(q: Queue, handle: str) -> None:
+    """DeleteMessage by the general path: _begin, then _delete_one (which finds
+    the latest receipt with Receipts.latest and drops the record with _drop)."""
+    with q._lock:
+        now = q._begin()
+        q._delete_one(handle, now)
+        q._notify()
+
+
+class SteppedClock(Clock):
+    """A clock (not a ManualClock) that a test steps forward and back, as a
+    SystemClock is when the wall clock is set back."""
+
+    def __init__(self) -> None:
+        self.t = START
+
+    def now(self) -> float:
+        return self.t
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                ["send", "send", "receive", "delete", "delete_old", "change", "wait", "back"]
+            ),
+            st.integers(0, 40),
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+)
+# Retention ending before a send, and before a delete; a delete after the
+# clock was set back; the same with history kept.
+@example([("send", 1), ("wait", 39), ("send", 2)], False)
+@example([("send", 1), ("send", 2), ("receive", 0), ("wait", 39), ("delete", 0)], False)
+@example([("send", 1), ("receive", 3), ("back", 9), ("delete", 0)], False)
+@example([("send", 1), ("send", 2), ("receive", 0), ("wait", 39), ("delete", 0)], True)
+@example(
+    [("send", 1), ("wait", 19), ("send", 2), ("receive", 8), ("wait", 1), ("delete", 1)], False
+)
+def test_send_and_delete_begin_as_begin_does(steps: list[tuple[str, int]], history: bool) -> None:
+    """SendMessage and DeleteMessage run _begin's steps inline (the clock read
+    once, queue time kept from running backwards, the deadlines applied) and
+    DeleteMessage checks the latest receipt inline (Receipts.latest): on twin
+    queues, one through send and delete, the other through _begin and the
+    general paths, every answer, record, index, counter and history event
+    stays equal while the clock moves by seconds, by half microseconds
+    (round() halves to even) and back, messages expire (retention 60 s),
+    visibility timeouts end (or not yet) and older receipts are used."""
+    clock = SteppedClock()
+    fast, slow = (
+        Queue(
+            "twin",
+            clock=clock,
+            random=random.Random(5),
+            visibility_timeout=7,
+            message_retention_period=60,
+        )
+        for _ in range(2)
+    )
+    fast.keep_history = slow.keep_history = history
+    held: list[tuple[str, str]] = []
+    old: list[tuple[str, str]] = []
+    ids: list[str] = []
+    for op, n in steps:
+        if op == "wait":
+            clock.t += 3 * n if n % 2 else n * 0.0000005  # up to 117 s, or half microseconds
+        elif op == "back":
+            clock.t -= n
+        elif op == "send":
+            body_ = f"m{n}"
+            sent = outcome(partial(fast.send, body_))
+            assert sent == outcome(partial(reference_send, slow, body_))
+            ids.append(sent.message_id)  # type: ignore[attr-defined]
+        elif op == "receive":
+            got = [fast.receive(3, visibility_timeout=n), slow.receive(3, visibility_timeout=n)]
+            assert got[0] == got[1]
+            old += held
+            held += [(a.receipt_handle, b.receipt_handle) for a, b in zip(*got, strict=True)]
+        elif op == "change" and held:
+            a, b = held[n % len(held)]
+            assert outcome(partial(fast.change_visibility, a, n % 5)) == outcome(
+                partial(slow.change_visibility, b, n % 5)
+            )
+        elif op in ("delete", "delete_old"):
+            pool = held if op == "delete" else old
+            if pool:
+                a, b = pool.pop(n % len(pool))
+                assert outcome(partial(fast.delete, a)) == outcome(
+                    partial(reference_delete_call, slow, b)
+                )
+        assert state(fast) == state(slow)
+        assert fast._last_now == slow._last_now
+        fast._check()
+    if history:
+        assert [fast.history(i) for i in ids] == [slow.history(i) for i in ids]
+    for q in (fast, slow):
+        q.close()
+    assert outcome(lambda: fast.send("x")) == outcome(lambda: reference_send(slow, "x"))
+    assert outcome(lambda: fast.delete("A" * 48)) == outcome(
+        lambda: reference_delete_call(slow, "A" * 48)
+    )
+
+
+@pytest.mark.parametrize("op", ["send", "receive", "delete"])
+def test_a_clock_that_raises_leaves_the_lock_free(op: str) -> None:
+    """SendMessage, ReceiveMessage and DeleteMessage take the queue's lock by
+    acquire and release rather than a with statement: when the clock raises
+    under the lock, the error reaches the caller, nothing changes, and the
+    lock is free for another thread at once."""
+
+    class Broke(Exception):
+        pass
+
+    class FailingClock(ManualClock):
+        fail = False
+
+        def now(self) -> float:
+            if self.fail:
+                raise Broke
+            return super().now()
+
+    clock = FailingClock(start=START)
+    q = Queue("broke", clock=clock)
+    q.send("a")
+    [m] = q.receive()
+    before = state(q)
+    clock.fail = True
+    call = {
+        "send": lambda: q.send("b"),
+        "receive": q.receive,
+        "delete": lambda: q.delete(m.receipt_handle),
+    }[op]
+    with pytest.raises(Broke):
+        call()
+    assert state(q) == before
+    free: list[bool] = []
+    thread = threading.Thread(target=lambda: free.append(q._lock.acquire(blocking=False)))
+    thread.start()
+    thread.join(timeout=10)
+    assert free == [True]
+
+
+def test_a_plain_send_accepts_exactly_the_allowed_ascii_characters() -> None:
+    """Section 2.1's allowed characters on SendMessage's inline check of an
+    ASCII body (one bytes.translate with ASCII_KEEP): for each of the 128
+    ASCII code points, send accepts a body holding it exactly when the rule's
+    regular expression finds nothing wrong."""
+    q = Queue("ascii", clock=ManualClock(start=START))
+    for code in range(0x80):
+        text = "a" + chr(code)
+        try:
+            q.send(text)
+        except errors.InvalidMessageContents:
+            accepted = False
+        else:
+            accepted = True
+        assert accepted == (_INVALID_CHARS.search(text) is None), hex(code)
+
+
+@given(st.data())
+def test_delete_latest_finds_what_receipts_latest_finds(data: st.DataObject) -> None:
+    """Section 8: DeleteMessage's one lifecycle call (_delete_latest, which
+    checks the handle inline) acts exactly on the handles Receipts.latest
+    finds, the latest receipt of a stored message, and leaves every other
+    handle to the general path with nothing changed: older receipts, a
+    deleted message's, version 1 handles, forged, mutated, foreign, malformed
+    and non-string ones."""
+    fast, slow = twins(visibility_timeout=30)
+    other = Queue("twin", clock=fast.clock)
+    other.send("x")
+    pool: list[object] = [other.receive()[0].receipt_handle, "garbage", "", "A" * 48, None, 5]
+    for q in (fast, slow):
+        q.send_batch([f"m{i}" for i in range(6)])
+    older = [m.receipt_handle for m in fast.receive(10, visibility_timeout=0)]
+    assert older == [m.receipt_handle for m in slow.receive(10, visibility_timeout=0)]
+    latest = [m.receipt_handle for m in fast.receive(10)]
+    assert latest == [m.receipt_handle for m in slow.receive(10)]
+    gone = latest.pop()
+    for q in (fast, slow):
+        q.delete(gone)
+    receipts, receipt_no = fast._receipts, fast._records[1].receipt_no
+    token = receipts.token(1, receipt_no, 1)
+    version_1 = base64.b64encode(_HANDLE.pack(1, receipts._tag, 1, receipt_no, token)).decode()
+    pool += [*older, *latest, gone, version_1, latest[0].encode()]
+    pool += [h[:i] + ("A" if h[i] != "A" else "B") + h[i + 1 :] for h in latest for i in (0, 1, 30)]
+    handle = data.draw(st.sampled_from(pool))
+    expected = slow._receipts.latest(handle, slow._records)
+    with fast._lock:
+        found = fast._delete_latest(handle, fast._begin())
+    assert found == (expected is not None)
+    if expected is not None:
+        with slow._lock:
+            slow._drop(expected, "deleted", slow._begin())
+        assert slow._tally is not None
+        slow._tally.deleted += 1
+    assert state(fast) == state(slow)
+    fast._check()
