@@ -788,6 +788,35 @@ class _BaseQueue(QueueSettings, abc.ABC):
         ``views`` makes of the delivered records: an adapter that writes its
         own answer from them (``sqsqueue.aws``) skips the Message views.
         Every check, transition, count and error is :meth:`receive`'s."""
+        limit, vt, wait, names, user_names, attempt = self._receive_plan(
+            principal,
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+        )
+        if wait == 0:
+            return self._short_poll(views, limit, vt, names, user_names, attempt)
+        polling = self._long_poll(views, None, limit, vt, wait, names, user_names, attempt)
+        got = run_sync(polling, self._clock)
+        if not got:
+            self._count_empty_receive()
+        return got
+
+    def _receive_plan(
+        self,
+        principal: str | None,
+        max_messages: object,
+        visibility_timeout: object,
+        wait_time_seconds: object,
+        attribute_names: object,
+        message_attribute_names: object,
+        receive_request_attempt_id: object,
+    ) -> tuple[int, int | None, int, Sequence[str], Sequence[str], str | None]:
+        """:meth:`_receive_args`, whose answer for the defaults (the most
+        common call) is given without its calls."""
         if (
             type(max_messages) is int
             and 0 < max_messages <= MAX_MESSAGES_MAX
@@ -798,45 +827,42 @@ class _BaseQueue(QueueSettings, abc.ABC):
             and receive_request_attempt_id is None
             and principal is None
         ):
-            # _receive_args' answer for the defaults, without its calls.
-            limit, vt, wait, names, user_names, attempt = (
-                max_messages,
-                None,
-                self._wait_s,
-                ALL,
-                ALL,
-                None,
-            )
-        else:
-            limit, vt, wait, names, user_names, attempt = self._receive_args(
-                principal,
-                max_messages,
-                visibility_timeout,
-                wait_time_seconds,
-                attribute_names,
-                message_attribute_names,
-                receive_request_attempt_id,
-            )
-        if wait == 0:
-            lock = self._lock
-            # `with self._lock` in two calls: a with statement also looks up __enter__
-            # and __exit__ (twice the cost). A DurableLock's acquire and release are its
-            # __enter__ and __exit__.
-            lock.acquire()
-            try:
-                now = self._begin()
-                vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
-                if not got and self._tally is not None:
-                    self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
-                return got
-            finally:
-                lock.release()
-        polling = self._long_poll(views, None, limit, vt, wait, names, user_names, attempt)
-        got = run_sync(polling, self._clock)
-        if not got:
-            self._count_empty_receive()
-        return got
+            return max_messages, None, self._wait_s, ALL, ALL, None
+        return self._receive_args(
+            principal,
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+        )
+
+    def _short_poll(
+        self,
+        views: Views[T],
+        limit: int,
+        vt: int | None,
+        names: Sequence[str],
+        user_names: Sequence[str],
+        attempt: str | None,
+    ) -> list[T]:
+        """A receive that never waits (WaitTimeSeconds 0): what a long poll's
+        first attempt does, without the poll's generator and driver."""
+        lock = self._lock
+        # `with self._lock` in two calls: a with statement also looks up __enter__
+        # and __exit__ (twice the cost). A DurableLock's acquire and release are its
+        # __enter__ and __exit__.
+        lock.acquire()
+        try:
+            now = self._begin()
+            vis = self._visibility_us if vt is None else vt * US
+            got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
+            if not got and self._tally is not None:
+                self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
+            return got
+        finally:
+            lock.release()
 
     async def receive_async(
         self,
@@ -877,7 +903,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
     ) -> list[T]:
         """:meth:`receive_async` answering with what ``views`` makes of the
         delivered records (see :meth:`_receive_as`)."""
-        args = self._receive_args(
+        limit, vt, wait, names, user_names, attempt = self._receive_plan(
             principal,
             max_messages,
             visibility_timeout,
@@ -886,18 +912,10 @@ class _BaseQueue(QueueSettings, abc.ABC):
             message_attribute_names,
             receive_request_attempt_id,
         )
-        if args[2] == 0:
-            # A short poll never waits: what _long_poll's first attempt does,
-            # without the generator and its driver (as receive does).
-            limit, vt, _wait, names, user_names, attempt = args
-            with self._lock:
-                now = self._begin()
-                vis = self._visibility_us if vt is None else vt * US
-                got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
-                if not got and self._tally is not None:
-                    self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
-                return got
-        polling = self._long_poll(views, asyncio.get_running_loop(), *args)
+        if wait == 0:
+            return self._short_poll(views, limit, vt, names, user_names, attempt)
+        loop = asyncio.get_running_loop()
+        polling = self._long_poll(views, loop, limit, vt, wait, names, user_names, attempt)
         got = await run_async(polling, self._clock)
         if not got:
             self._count_empty_receive()
