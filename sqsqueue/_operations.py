@@ -482,27 +482,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
             # __enter__ and __exit__.
             lock.acquire()
             try:
-                # _begin, inlined (a call per message; the steps and their
-                # order are _begin's, the clock is read once):
-                if self._deleted or self._closed:
-                    self._check_alive()
-                now = (self._clock.now() * US).__round__()  # _now_us, inlined
-                if now < self._last_now:
-                    now = self._last_now
-                else:
-                    self._last_now = now
-                # _begin's test of _advance's fast path (on times: key_time).
-                if self._tick is None and not self._windows and self._lane_min >> SEQ_BITS > now:
-                    if self._records:
-                        head = self._records.get(self._oldest_seq)
-                        if (
-                            head is None
-                            or (head.skey >> SEQ_BITS) + self._retention_us <= now
-                            or self._out_of_order._len  # SortedList's length, without a call
-                        ):
-                            self._advance(now)
-                else:
-                    self._advance(now)
+                now = self._begin()
                 message_id = self._admit_body(body, now, sender)
                 if self._waiters:
                     self._notify(1)
@@ -1001,27 +981,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         # __enter__ and __exit__.
         lock.acquire()
         try:
-            # _begin, inlined (a call per message; the steps and their order
-            # are _begin's, the clock is read once):
-            if self._deleted or self._closed:
-                self._check_alive()
-            now = (self._clock.now() * US).__round__()  # _now_us, inlined
-            if now < self._last_now:
-                now = self._last_now
-            else:
-                self._last_now = now
-            # _begin's test of _advance's fast path (on times: key_time).
-            if self._tick is None and not self._windows and self._lane_min >> SEQ_BITS > now:
-                if self._records:
-                    head = self._records.get(self._oldest_seq)
-                    if (
-                        head is None
-                        or (head.skey >> SEQ_BITS) + self._retention_us <= now
-                        or self._out_of_order._len  # SortedList's length, without a call
-                    ):
-                        self._advance(now)
-            else:
-                self._advance(now)
+            now = self._begin()
             if (
                 self._faults is not None
                 or self._ordering.LATEST_RECEIPT_ONLY

@@ -624,10 +624,11 @@ class SteppedClock(Clock):
 @example(
     [("send", 1), ("wait", 19), ("send", 2), ("receive", 8), ("wait", 1), ("delete", 1)], False
 )
-def test_send_and_delete_begin_as_begin_does(steps: list[tuple[str, int]], history: bool) -> None:
-    """SendMessage and DeleteMessage run _begin's steps inline (the clock read
-    once, queue time kept from running backwards, the deadlines applied) and
-    DeleteMessage checks the latest receipt inline (Receipts.latest): on twin
+def test_send_and_delete_fast_paths_as_general_paths(
+    steps: list[tuple[str, int]], history: bool
+) -> None:
+    """SendMessage's plain path and DeleteMessage's, which checks the latest
+    receipt inline (Receipts.latest), against the general paths: on twin
     queues, one through send and delete, the other through _begin and the
     general paths, every answer, record, index, counter and history event
     stays equal while the clock moves by seconds, by half microseconds
