@@ -89,6 +89,8 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     _head_bytes = 0
     #: A request's (cycle, app) whose body is still arriving: started when it is whole.
     _pending: tuple[Any, Any] | None = None
+    #: The connection's answers, written in order (see _OneWrite).
+    _out: _OneWrite
     #: The Endpoint whose whole POST requests are answered without an ASGI
     #: cycle (the same answer, written here); None serves all through ASGI.
     endpoint: Endpoint | None = None
@@ -97,6 +99,8 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        #: Every answer of the connection is written through it, in order.
+        self._out = _OneWrite(transport, self.loop)
         self._track()
 
     def data_received(self, data: bytes) -> None:
@@ -147,7 +151,7 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
         # The cycle writes through a transport that sends a response's head
         # and body in one write (one send(2) instead of two).
-        cycle.transport = _OneWrite(self.transport, self.loop)
+        cycle.transport = self._out
         if self._reading is _BODY and not cycle.waiting_for_100_continue:
             # The application starts once the body is whole (or too large to
             # hold), so a request whose head and body arrive apart (botocore
@@ -158,7 +162,7 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
         self._run(cycle, app)
 
     def _in_task(self, cycle: Any, app: Any) -> None:
-        cycle.transport = _OneWrite(self.transport, self.loop)
+        cycle.transport = self._out
         super()._start_asgi_task(cycle, app)
 
     def _run(self, cycle: Any, app: Any) -> None:
@@ -225,12 +229,15 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
             b"" if cycle.keep_alive else b"connection: close\r\n",
         )
         cycle.response_started = cycle.response_complete = True
-        # Held to the end of the loop's step only where other connections'
-        # answers may leave with it; a lone connection's leaves at once.
-        transport = cycle.transport if len(self.connections) > 1 else self.transport
-        transport.write(head + body)
+        out = self._out
+        out.write(head + body)
         if not cycle.keep_alive:
-            transport.close()
+            out.close()
+        elif len(self.connections) == 1:
+            # Held to the end of the loop's step only where other connections'
+            # answers may leave with it; a lone connection's leaves at once
+            # (after what it holds of earlier answers, in order).
+            out.flush()
         self.on_response_complete()
 
     def _start_pending(self) -> None:
@@ -294,8 +301,9 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
     def shutdown(self) -> None:
         if self._reading is _BODY:
             self._disarm()
-            self.transport.close()
+            self._out.close()  # earlier answers still held leave first
             return
+        self._out.flush()  # uvicorn may close the transport itself
         super().shutdown()
 
     # -- bytes the parser refuses -------------------------------------------------------
@@ -311,6 +319,7 @@ class HttptoolsEndpointProtocol(ReadDeadline, HttpToolsProtocol):
             status, headers, body = refusal(reason or msg.rstrip("."), self._json_request())
             head = [STATUS_LINE[status]]
             head.extend(f"{k}: {v}\r\n".encode("latin-1") for k, v in headers.items())
+            self._out.flush()  # earlier answers still held leave first
             self.transport.write(b"".join(head) + b"\r\n" + body)
         # else an answer was already under way: the connection just closes
         self.transport.close()
@@ -338,11 +347,12 @@ def _name(key: str) -> str:
 
 
 class _OneWrite:
-    """The transport as a request's cycle sees it: what the cycle writes in one
-    step of the event loop (an answer's head, then its body) leaves in one
-    write at the end of that step, or at once when the cycle closes the
-    connection. A send on loopback costs as much as a small request's parsing:
-    two of them per answer were a tenth of a request's time."""
+    """The transport as a connection's answers see it (one per connection, so
+    they leave in the order written): what is written in one step of the
+    event loop (an answer's head, then its body) leaves in one write at the
+    end of that step, at once on ``flush``, or when the connection closes.
+    A send on loopback costs as much as a small request's parsing: two of
+    them per answer were a tenth of a request's time."""
 
     __slots__ = ("_held", "_loop", "_transport")
 

@@ -135,6 +135,55 @@ def test_which_requests_skip_the_asgi_call(
     assert asgi == ["GET /", "GET /_sqsqueue/health", "POST /_aws/sqs/messages"]
 
 
+def read_replies(sock: Any, count: int) -> list[dict[str, str]]:
+    """The headers of ``count`` answers read off one connection, in order
+    (each a 200)."""
+    data = b""
+    out: list[dict[str, str]] = []
+    while len(out) < count:
+        head, found, rest = data.partition(b"\r\n\r\n")
+        if found:
+            lines = head.decode("latin-1").split("\r\n")
+            headers = {
+                k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])
+            }
+            length = int(headers["content-length"])
+            if len(rest) >= length:
+                assert lines[0].startswith("HTTP/1.1 200"), lines[0]
+                out.append(headers)
+                data = rest[length:]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection"
+        data += chunk
+    return out
+
+
+@pytest.mark.parametrize("others", [0, 1])
+def test_pipelined_answers_leave_in_order(
+    broker: Broker[Any], monkeypatch: pytest.MonkeyPatch, others: int
+) -> None:
+    """Requests pipelined in one packet, some answered through the ASGI call
+    (GET) and some directly (POST), get their answers in the order asked,
+    whether the connection is alone (its answers leave at once) or others
+    are open (answers are held to the end of the loop's step)."""
+    monkeypatch.setattr(_run, "HTTP_PARSER", "httptools")
+    broker.create_queue("q")
+    get = b"GET /?Action=ListQueues&Version=2012-11-05 HTTP/1.1\r\nHost: x\r\n\r\n"
+    post = json_request("GetQueueUrl", {"QueueName": "q"})
+    with broker.serve() as handle:
+        idle = [connect(handle) for _ in range(others)]
+        pause(0.1)
+        sock = connect(handle)
+        sock.sendall(get + post + get + post)
+        kinds = [headers["content-type"] for headers in read_replies(sock, 4)]
+        sock.close()
+        for s in idle:
+            s.close()
+    xml, json_ = "text/xml", JSON
+    assert kinds == [xml, json_, xml, json_]
+
+
 def test_a_long_poll_whose_client_left(
     broker: Broker[Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
