@@ -82,14 +82,21 @@ def canonical_request(
     joined by commas. ``fields`` maps lower-cased names to their values.
     tests/endpoint/test_sigv4.py checks it against botocore's on generated
     requests. O(request size)."""
+    target = _canonical_path(path), _canonical_query(query)
+    return _canonical(method, target, fields, signed, payload_hash)
+
+
+def _canonical(
+    method: str,
+    target: tuple[str, str],
+    fields: Mapping[str, list[str]],
+    signed: Sequence[str],
+    payload_hash: str,
+) -> str:
+    """The canonical request of a target's canonical (path, query)."""
+    path, query = target
     return "\n".join(
-        (
-            method.upper(),
-            _canonical_path(path),
-            _canonical_query(query),
-            _canonical_headers(fields, signed),
-            payload_hash,
-        )
+        (method.upper(), path, query, _canonical_headers(fields, signed), payload_hash)
     )
 
 
@@ -219,10 +226,7 @@ def verify(
         raise SignatureDoesNotMatch(
             "The provided 'x-amz-content-sha256' header does not match what was computed."
         )
-    path, query = _canonical_target(url)
-    canonical = "\n".join(
-        (method.upper(), path, query, _canonical_headers(fields, signed), computed)
-    )
+    canonical = _canonical(method, _canonical_target(url), fields, signed, computed)
     scope = f"{match['date']}/{region}/sqs/aws4_request"
     to_sign = "\n".join(
         ("AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest())

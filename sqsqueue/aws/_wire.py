@@ -59,6 +59,7 @@ from sqsqueue.errors import (
 
 __all__ = [
     "MAX_REQUEST_BYTES",
+    "NO_MESSAGES",
     "SerializationError",
     "answer_short",
     "decode",
@@ -78,6 +79,8 @@ __all__ = [
 
 TARGET_PREFIX = "AmazonSQS."
 CONTENT_TYPE = "application/x-amz-json-1.0"
+#: The body of a ReceiveMessage answer carrying no message (AWS omits "Messages").
+NO_MESSAGES = b"{}"
 #: Larger bodies are refused before parsing: a full batch of 1 MiB messages in
 #: base64 with JSON overhead stays well below this.
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
@@ -434,7 +437,7 @@ def encode_messages(messages: Sequence[Message]) -> bytes:
     result (``Message.to_aws`` of each), written from the messages
     themselves. O(size of the messages)."""
     if not messages:
-        return b"{}"
+        return NO_MESSAGES
     return ('{"Messages":[' + ",".join(map(_message_json, messages)) + "]}").encode("utf-8")
 
 
@@ -656,7 +659,7 @@ def _receive_message(
         return _general(client, "ReceiveMessage", params)
     queue = client.broker.get_queue(url)
     got = queue._receive_as(received_views, *args, client.principal)
-    return got[0] if got else b"{}"
+    return got[0] if got else NO_MESSAGES
 
 
 def receive_short(client: Client, body: bytes) -> Coroutine[Any, Any, bytes] | None:
@@ -680,7 +683,7 @@ def receive_short(client: Client, body: bytes) -> Coroutine[Any, Any, bytes] | N
 async def _receive_answer(client: Client, url: str, args: _ReceiveArgs) -> bytes:
     queue = client.broker.get_queue(url)
     got = await queue._receive_as_async(received_views, *args, client.principal)
-    return got[0] if got else b"{}"
+    return got[0] if got else NO_MESSAGES
 
 
 def _delete_message(

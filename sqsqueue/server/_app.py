@@ -94,8 +94,6 @@ Send = Callable[[Message], Awaitable[None]]
 Answer = tuple[int, dict[str, str], bytes]
 
 _RECEIVE_TARGET = _wire.TARGET_PREFIX + "ReceiveMessage"
-#: The JSON answer of a ReceiveMessage that found no message.
-_NOTHING = b"{}"
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 
 
@@ -343,7 +341,9 @@ class Endpoint:
                     # stopping endpoint takes the general path, which does not wait.
                     receiving = None if self._closing else _wire.receive_short(client, body)
                     if receiving is not None:
-                        return _wire.ok(await self._receive(receiving, _NOTHING), request_id)
+                        return _wire.ok(
+                            await self._receive(receiving, _wire.NO_MESSAGES), request_id
+                        )
                 else:
                     payload = _wire.answer_short(target, client, body, headers)
                     if payload is not None:
