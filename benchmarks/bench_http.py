@@ -612,17 +612,19 @@ def _respond(endpoint: Any, raw: bytes) -> Any:
     return call
 
 
-def _timed(
-    calls: dict[str, Any], n: int, before: Any = None, fresh: Any = None
-) -> dict[str, float]:
-    """Seconds a call of each of ``calls`` takes: the best of 3 runs of ``n``,
-    each run on an event loop (the protocol's deferred write runs between
-    calls, untimed); ``before()`` runs untimed before each call, ``fresh()``
-    before each run and gives the run's calls (or ``calls`` is used)."""
+#: The parts each breakdown times, in its rows' order.
+_PARTS = ("whole", "respond", "short", "engine")
+
+
+def _timed(n: int, fresh: Any, before: Any = None) -> dict[str, float]:
+    """Seconds a call of each of :data:`_PARTS` takes: the best of 3 runs of
+    ``n``, each run on an event loop (the protocol's deferred write runs
+    between calls, untimed) with the calls ``fresh()`` gives for it (a fresh
+    protocol, a fresh queue); ``before()`` runs untimed before each call."""
     import asyncio
 
     async def run(name: str) -> float:
-        todo = (fresh() if fresh is not None else calls)[name]
+        todo = fresh()[name]
         took = 0.0
         for _ in range(n):
             if before is not None:
@@ -634,7 +636,7 @@ def _timed(
         return took / n
 
     async def all_of() -> dict[str, float]:
-        return {name: min([await run(name) for _ in range(3)]) for name in calls}
+        return {name: min([await run(name) for _ in range(3)]) for name in _PARTS}
 
     return asyncio.run(all_of())
 
@@ -661,25 +663,18 @@ def breakdown() -> list[tuple[str, float]]:
     target, _, headers = decode_args(body)
     assert _wire.answer_short(target, client, body, headers) is not None
 
-    def whole() -> None:
-        protocol.data_received(raw)
-
-    protocol = None
-
     def fresh() -> dict[str, Any]:
-        nonlocal protocol
         protocol = _in_process_server(endpoint)
-        return calls
+        return {
+            "whole": lambda: protocol.data_received(raw),
+            "respond": _respond(endpoint, raw),
+            # What the Endpoint runs for a SendMessage of the usual shape: the
+            # codec's short path (parse, checks, the engine's send, the JSON).
+            "short": lambda: _wire.answer_short(target, client, body, headers),
+            "engine": lambda: queue.send(BODY),
+        }
 
-    calls = {
-        "whole": whole,
-        "respond": _respond(endpoint, raw),
-        # What the Endpoint runs for a SendMessage of the usual shape: the
-        # codec's short path (parse, checks, the engine's send, the JSON).
-        "short": lambda: _wire.answer_short(target, client, body, headers),
-        "engine": lambda: queue.send(BODY),
-    }
-    t = _timed(calls, 20_000, fresh=fresh)
+    t = _timed(20_000, fresh)
     return [
         ("the whole request (the protocol's data_received)", t["whole"]),
         ("of which: the Endpoint's answer (Endpoint.answer_whole)", t["respond"]),
@@ -736,12 +731,7 @@ def receive_breakdown() -> list[tuple[str, float]]:
             "engine": lambda: queue.receive(10, attribute_names=(), message_attribute_names=()),
         }
 
-    t = _timed(
-        dict.fromkeys(("whole", "respond", "short", "engine")),
-        5_000,
-        before=lambda: queue.send_batch(entries),
-        fresh=fresh,
-    )
+    t = _timed(5_000, fresh, before=lambda: queue.send_batch(entries))
     return [
         ("the whole request (the protocol's data_received)", t["whole"]),
         ("of which: the Endpoint's answer (Endpoint.answer_whole)", t["respond"]),
