@@ -1,0 +1,320 @@
+"""Docker for the container tests: is a daemon there, the CI base image made
+with debootstrap (no registry is reachable in CI), the two images built from
+the repository's Dockerfile, and containers run on the host's network.
+
+Every container and every build runs with ``--network host`` (CI's daemon
+runs with ``--bridge=none``): the tests talk to 127.0.0.1 only. Names of what
+the tests create start with ``sqsqueue-test-`` so that a run removes what an
+interrupted one left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+#: The base image CI makes with debootstrap: Debian 12's python3 (3.11) and
+#: python3-venv, the machine's CA bundle (pip in the build reaches the package
+#: index as the machine's own pip does). ``SQSQUEUE_CONTAINER_BASE`` names
+#: another base instead (``python:3.13-slim`` where a registry is reachable).
+CI_BASE = "sqsqueue-ci-base:bookworm"
+SUITE = "bookworm"
+#: Where the debootstrapped tree's tarball is kept between runs (the image
+#: itself is also kept, in the daemon's store).
+CACHE = Path(os.environ.get("SQSQUEUE_CI_CACHE", "/var/cache/sqsqueue-ci"))
+#: The bundle of CAs this machine trusts (an egress proxy's among them): the
+#: base image gets it, and pip there is pointed at it (Debian's pip in a venv
+#: reads certifi's bundle otherwise).
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+SQS_IMAGE = "sqsqueue-test:sqs"
+MOTO_IMAGE = "sqsqueue-test:with-moto"
+PREFIX = "sqsqueue-test-"
+#: The uid the Dockerfile runs the server as.
+UID = 10001
+
+
+def docker(*args: str, timeout: float = 120, check: bool = True, **kw: object) -> str:
+    """``docker ARGS``: its standard output; a failure raises with stderr shown."""
+    done = subprocess.run(
+        ["docker", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kw,  # type: ignore[call-overload]
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"docker {' '.join(args)} -> {done.returncode}\n{done.stderr}")
+    return str(done.stdout)
+
+
+def unavailable() -> str | None:
+    """Why the container tests cannot run here, or None when a daemon answers."""
+    if shutil.which("docker") is None:
+        return "no docker command (.ci/run installs Debian's docker.io as root)"
+    try:
+        done = subprocess.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "the Docker daemon did not answer in 20 s"
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or ["no answer"])[0]
+        return f"no Docker daemon answers ({first})"
+    return None
+
+
+def image_exists(ref: str) -> bool:
+    return (
+        subprocess.run(
+            ["docker", "image", "inspect", ref], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+
+
+def debian_mirror() -> str:
+    """The machine's own Debian mirror: the first source of the ``bookworm``
+    suite in /etc/apt (deb822 ``.sources`` files or one-line lists)."""
+    found: list[str] = []
+    apt = Path("/etc/apt")
+    for path in sorted(apt.glob("sources.list.d/*.sources")):
+        for stanza in re.split(r"\n\s*\n", path.read_text(errors="replace")):
+            fields = {
+                m.group(1).lower(): m.group(2).strip()
+                for m in re.finditer(r"^([A-Za-z-]+):[ \t]*(.*)$", stanza, re.M)
+            }
+            if fields.get("enabled", "yes").lower() == "no":
+                continue
+            if SUITE in fields.get("suites", "").split() and "deb" in fields.get("types", ""):
+                found += fields.get("uris", "").split()
+    for path in [apt / "sources.list", *sorted(apt.glob("sources.list.d/*.list"))]:
+        if not path.exists():
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            words = re.sub(r"\[[^]]*\]", "", line.split("#")[0]).split()
+            if len(words) >= 3 and words[0] == "deb" and words[2] == SUITE:
+                found.append(words[1])
+    return found[0] if found else "http://deb.debian.org/debian"
+
+
+def ensure_base() -> str:
+    """The base image to build on: ``SQSQUEUE_CONTAINER_BASE`` when set, else
+    :data:`CI_BASE`, made once (debootstrap, then ``docker import``) and
+    cached as an image and as a tarball under :data:`CACHE`."""
+    given = os.environ.get("SQSQUEUE_CONTAINER_BASE")
+    if given:
+        return given
+    if image_exists(CI_BASE):
+        return CI_BASE
+    tarball = CACHE / f"{SUITE}-python3.tar"
+    if not tarball.exists():
+        _debootstrap(tarball)
+    changes = [
+        # What `docker import` leaves unset, and Debian's pip in a venv reads
+        # certifi's bundle, not the system's: point it at the machine's CAs.
+        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "ENV LANG=C.UTF-8",
+        f"ENV PIP_CERT={CA_BUNDLE}",
+    ]
+    args = [arg for change in changes for arg in ("--change", change)]
+    docker("import", *args, str(tarball), CI_BASE, timeout=600)
+    return CI_BASE
+
+
+def _debootstrap(tarball: Path) -> None:
+    if os.geteuid() != 0 or shutil.which("debootstrap") is None:
+        raise RuntimeError(
+            f"no base image {CI_BASE}: making it needs root and debootstrap "
+            "(or set SQSQUEUE_CONTAINER_BASE to an image with python3 and python3-venv)"
+        )
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE, prefix="rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        subprocess.run(
+            [
+                "debootstrap",
+                "--variant=minbase",
+                "--include=python3,python3-venv,ca-certificates",
+                SUITE,
+                str(rootfs),
+                debian_mirror(),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=1800,
+        )
+        # The machine's CA bundle (a superset of Debian's, with any proxy's CA).
+        shutil.copyfile(CA_BUNDLE, rootfs / str(CA_BUNDLE).lstrip("/"))
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for entry in (rootfs / junk).glob("*"):
+                if entry.is_file():
+                    entry.unlink()
+        partial = tarball.with_suffix(".partial")
+        subprocess.run(
+            ["tar", "-C", str(rootfs), "--numeric-owner", "-cf", str(partial), "."],
+            check=True,
+            timeout=600,
+        )
+        partial.replace(tarball)
+
+
+def build(base: str, tag: str, target: str | None = None) -> float:
+    """``docker build`` of the repository's Dockerfile on ``base``; seconds taken."""
+    import time
+
+    started = time.perf_counter()
+    args = ["build", "--network", "host", "--build-arg", f"BASE={base}", "-t", tag]
+    if target:
+        args += ["--target", target]
+    # The classic builder: BuildKit needs the buildx plugin on newer clients,
+    # and the Dockerfile uses nothing the classic builder lacks.
+    env = {**os.environ, "DOCKER_BUILDKIT": "0"}
+    done = subprocess.run(
+        ["docker", *args, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+        env=env,
+    )
+    if done.returncode != 0:
+        raise AssertionError(
+            f"docker build {target or ''} failed:\n{done.stdout[-4000:]}\n{done.stderr}"
+        )
+    return time.perf_counter() - started
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (not 9324, which a developer may be using)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Container:
+    """A container the tests started, on the host's network."""
+
+    name: str
+    port: int
+    removed: bool = field(default=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def inspect(self) -> dict[str, Any]:
+        [doc] = json.loads(docker("inspect", self.name))
+        return dict(doc)
+
+    def state(self) -> dict[str, Any]:
+        return dict(self.inspect()["State"])
+
+    def logs(self) -> str:
+        done = subprocess.run(
+            ["docker", "logs", self.name], capture_output=True, text=True, check=False
+        )
+        return done.stdout + done.stderr
+
+    def remove(self) -> None:
+        if not self.removed:
+            subprocess.run(
+                ["docker", "rm", "-f", "-v", self.name], capture_output=True, check=False
+            )
+            self.removed = True
+
+
+_counter = [0]
+
+
+def new_name(what: str) -> str:
+    _counter[0] += 1
+    return f"{PREFIX}{what}-{os.getpid()}-{_counter[0]}"
+
+
+def start(
+    image: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    volumes: Sequence[str] = (),
+    port: int | None = None,
+    name: str = "c",
+) -> Container:
+    """``docker run -d --network host`` of ``image`` with serve options
+    ``args``; the port is a free one, given as SQSQUEUE_PORT."""
+    port = free_port() if port is None else port
+    container = Container(new_name(name), port)
+    flags = ["--network", "host", "--name", container.name, "-e", f"SQSQUEUE_PORT={port}"]
+    for key, value in (env or {}).items():
+        flags += ["-e", f"{key}={value}"]
+    for volume in volumes:
+        flags += ["-v", volume]
+    docker("run", "-d", *flags, image, *args)
+    return container
+
+
+@contextlib.contextmanager
+def running(image: str, *args: str, **kw: object) -> Iterator[Container]:
+    """:func:`start`, then removed (with its anonymous volumes) on exit."""
+    container = start(image, *args, **kw)  # type: ignore[arg-type]
+    try:
+        yield container
+    finally:
+        container.remove()
+
+
+def health(url: str, timeout: float = 1.0) -> int | None:
+    """The status of ``GET /_sqsqueue/health``, or None when nothing answers."""
+    try:
+        with urllib.request.urlopen(f"{url}/_sqsqueue/health", timeout=timeout) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_health(container: Container, within: float = 30.0) -> float:
+    """Seconds until the health endpoint answers 200; fails (with the logs)
+    when the container stops or ``within`` passes first."""
+    import time
+
+    started = time.perf_counter()
+    while time.perf_counter() - started < within:
+        if health(container.url, timeout=0.5) == 200:
+            return time.perf_counter() - started
+        state = container.state()
+        if not state.get("Running"):
+            raise AssertionError(f"container exited {state.get('ExitCode')}:\n{container.logs()}")
+        time.sleep(0.02)
+    raise AssertionError(f"no health 200 within {within} s:\n{container.logs()}")
+
+
+def cleanup_leftovers() -> None:
+    """Remove containers and volumes an interrupted run left behind."""
+    names = docker("ps", "-a", "--filter", f"name={PREFIX}", "--format", "{{.Names}}", check=False)
+    for name in names.split():
+        subprocess.run(["docker", "rm", "-f", "-v", name], capture_output=True, check=False)
+    volumes = docker("volume", "ls", "-q", "--filter", f"name={PREFIX}", check=False)
+    for volume in volumes.split():
+        subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True, check=False)

@@ -1,0 +1,89 @@
+"""Fixtures of the container tests: a Docker daemon (else every test here
+skips, with one line saying why), the base image (made with debootstrap in CI,
+cached), the two images built once per session from the repository's
+Dockerfile, and the budgets the tests measure, printed at the end of the run
+and written to tests/artifacts/container-budgets.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.container import _docker
+
+#: What the budget tests measured: name -> (value, unit, limit).
+BUDGETS: dict[str, tuple[float, str, float]] = {}
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+
+def record(name: str, value: float, unit: str, limit: float) -> None:
+    """Keep a measured budget for the session's summary."""
+    BUDGETS[name] = (value, unit, limit)
+
+
+@pytest.fixture(scope="session")
+def docker_daemon() -> Iterator[None]:
+    reason = _docker.unavailable()
+    if reason is not None:
+        pytest.skip(f"container tests: {reason}")
+    _docker.cleanup_leftovers()
+    yield
+    _docker.cleanup_leftovers()
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_daemon: None) -> str:
+    try:
+        return _docker.ensure_base()
+    except RuntimeError as exc:
+        pytest.skip(f"container tests: {exc}")
+
+
+@pytest.fixture(scope="session")
+def sqs_image(base_image: str) -> str:
+    """``docker build .``: the SQS image."""
+    record("build of the SQS image", _docker.build(base_image, _docker.SQS_IMAGE), "s", 0)
+    return _docker.SQS_IMAGE
+
+
+@pytest.fixture(scope="session")
+def moto_image(base_image: str) -> str:
+    """``docker build --target with-moto .``."""
+    seconds = _docker.build(base_image, _docker.MOTO_IMAGE, target="with-moto")
+    record("build of the with-moto image", seconds, "s", 0)
+    return _docker.MOTO_IMAGE
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """boto3 in this process with dummy credentials and a region, whatever
+    the machine has configured (the image allows anonymous access)."""
+    for key in list(os.environ):
+        if key.startswith("AWS_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not BUDGETS:
+        return
+    terminalreporter.section("container budgets (docs/container.md)")
+    for name, (value, unit, limit) in BUDGETS.items():
+        bound = f" (budget {limit:g} {unit})" if limit else ""
+        terminalreporter.write_line(f"{name}: {value:.2f} {unit}{bound}")
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "container-budgets.json").write_text(
+        json.dumps(
+            {name: {"value": v, "unit": u, "limit": lim} for name, (v, u, lim) in BUDGETS.items()},
+            indent=2,
+        )
+        + "\n"
+    )
