@@ -45,17 +45,20 @@ def base_image(docker_daemon: None) -> str:
 
 
 @pytest.fixture(scope="session")
-def sqs_image(base_image: str) -> str:
+def images(base_image: str) -> None:
+    """Both images (and the build stages, tagged as cache), built once."""
+    record("build of both images (all stages)", _docker.build_all(base_image), "s", 0)
+
+
+@pytest.fixture(scope="session")
+def sqs_image(images: None) -> str:
     """``docker build .``: the SQS image."""
-    record("build of the SQS image", _docker.build(base_image, _docker.SQS_IMAGE), "s", 0)
     return _docker.SQS_IMAGE
 
 
 @pytest.fixture(scope="session")
-def moto_image(base_image: str) -> str:
+def moto_image(images: None) -> str:
     """``docker build --target with-moto .``."""
-    seconds = _docker.build(base_image, _docker.MOTO_IMAGE, target="with-moto")
-    record("build of the with-moto image", seconds, "s", 0)
     return _docker.MOTO_IMAGE
 
 
