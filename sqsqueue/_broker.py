@@ -99,6 +99,15 @@ class ListQueuesResult:
     next_token: str | None = None
 
 
+def rehearse_config(plan: _config.Config, account_id: str, region: str) -> None:
+    """Apply a configuration to a scratch broker in memory, so an attribute AWS
+    would refuse raises :class:`~sqsqueue.ConfigError` before a real broker
+    (perhaps a durable one) is touched. O(queues)."""
+    scratch: Broker[ManualClock] = Broker(clock=ManualClock(), region=region, account_id=account_id)
+    with scratch:
+        _config.apply(scratch, plan)
+
+
 class Broker(Generic[C]):
     """Queues of one AWS account in one region.
 
@@ -228,21 +237,32 @@ class Broker(Generic[C]):
         ``options`` are the constructor's. O(size of the file + queues).
         """
         plan = _config.load(config)
-        scratch: Broker[ManualClock] = Broker(
-            clock=ManualClock(),
-            region=options.get("region", "us-east-1"),
-            account_id=options.get("account_id", "000000000000"),
-        )
-        with scratch:
-            _config.apply(scratch, plan)
+        region = options.get("region", "us-east-1")
+        account = options.get("account_id") or _validate.default_account_id()
+        groups = _config.split(plan, account, region)
+        for (other_account, other_region), other in groups.items():
+            if other.queues and (other_account, other_region) != (account, region):
+                raise _config.ConfigError(
+                    f"{plan.where(other.queues[0])}: queue {other.queues[0].name!r} is in "
+                    f"account {other_account}, region {other_region}: a Broker holds one "
+                    f"account and region ({account}, {region}); sqsqueue serve holds every one"
+                )
+        own = groups[(account, region)]
+        rehearse_config(own, account, region)
         broker: Broker[Any] = Broker(clock=clock, **options)
-        try:
-            _config.apply(broker, plan)
-        except BaseException:
-            broker.close()
-            raise
-        broker._config = plan
+        broker.configure(own)
         return broker
+
+    def configure(self, plan: _config.Config) -> None:
+        """Make a checked configuration's queues here (``from_config``'s second
+        step, after :func:`rehearse_config`); remembered for :meth:`reset`.
+        A failure closes the broker. O(queues)."""
+        try:
+            _config.apply(self, plan)
+        except BaseException:
+            self.close()
+            raise
+        self._config = plan
 
     def reset(self) -> None:
         """Forget every queue and move task, as a fresh broker would hold

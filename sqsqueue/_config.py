@@ -44,10 +44,19 @@ from sqsqueue._fifo import FifoQueue
 from sqsqueue._standard import Queue
 from sqsqueue.errors import SQSError
 
-__all__ = ["Config", "ConfigError", "QueueSpec", "apply", "load"]
+__all__ = ["Config", "ConfigError", "QueueSpec", "apply", "load", "split"]
 
 #: Keys of a ``[[queue]]`` table besides the attribute keywords.
-_OWN_KEYS = ("name", "fifo_queue", "attributes", "tags", "faults", "keep_history")
+_OWN_KEYS = (
+    "name",
+    "fifo_queue",
+    "attributes",
+    "tags",
+    "faults",
+    "keep_history",
+    "account_id",
+    "region",
+)
 #: Constructor keywords of a standalone queue, which a broker's queue names differently.
 _STANDALONE = {
     "dead_letter_queue": "redrive_policy = { dead_letter_queue = ..., max_receive_count = ... }",
@@ -75,6 +84,14 @@ class QueueSpec:
     #: Where the table starts, and each key's line (None without a file).
     line: int | None
     key_lines: Mapping[str, int]
+    #: The account and region the queue is in (None: the broker's, or the
+    #: server's defaults); a Broker holds one, ``sqsqueue serve`` every one.
+    account_id: str | None = None
+    region: str | None = None
+
+    def home(self, account_id: str, region: str) -> tuple[str, str]:
+        """(account, region) of this queue, the defaults filling what it leaves out."""
+        return (self.account_id or account_id, self.region or region)
 
 
 @attrs.frozen
@@ -182,22 +199,25 @@ def _check(data: dict[str, Any], source: str, text: str | None) -> Config:
     if not isinstance(queues, list) or not all(isinstance(q, dict) for q in queues):
         raise ConfigError(f"{source}: 'queue' must be an array of tables: write [[queue]]")
     specs: list[QueueSpec] = []
-    seen: dict[str, int] = {}
+    # Names are unique per account and region (as written: a table naming the
+    # default account explicitly is checked again by split()).
+    seen: dict[tuple[str | None, str | None, str], int] = {}
     for index, table in enumerate(queues):
         line, key_lines = tables[index] if index < len(tables) else (None, {})
         spec = _spec(table, index, line, key_lines, source)
-        if spec.name in seen:
+        home = (spec.account_id, spec.region, spec.name)
+        if home in seen:
             where = f"{source}, line {line}" if line else source
             raise ConfigError(
                 f"{where}: queue {spec.name!r} is declared twice (first as queue "
-                f"{seen[spec.name] + 1})"
+                f"{seen[home] + 1})"
             )
-        seen[spec.name] = index
+        seen[home] = index
         specs.append(spec)
     config = Config(source, tuple(specs))
     for spec in specs:
         for target in _references(spec):
-            if target not in seen:
+            if (spec.account_id, spec.region, target) not in seen:
                 raise ConfigError(
                     f"{config.where(spec, 'redrive_policy')}: queue {spec.name!r}: the "
                     f"dead-letter queue {target!r} is not declared in this configuration "
@@ -278,7 +298,19 @@ def _spec(
         value = attributes.get(key)
         if isinstance(value, dict):
             _check_policy_table(key, value, fail)
-    return QueueSpec(name, fifo, attributes, tags, faults, keep_history, line, key_lines)
+    account_id = table.get("account_id")
+    if account_id is not None and not (
+        isinstance(account_id, str) and re.fullmatch(r"[0-9]{12}", account_id)
+    ):
+        raise fail("account_id", 'account_id must be 12 digits in a string ("111122223333")')
+    region = table.get("region")
+    if region is not None and not (
+        isinstance(region, str) and re.fullmatch(r"[a-z0-9-]{1,32}", region)
+    ):
+        raise fail("region", 'region must be a region name in a string ("eu-west-1")')
+    return QueueSpec(
+        name, fifo, attributes, tags, faults, keep_history, line, key_lines, account_id, region
+    )
 
 
 def _check_policy_table(key: str, value: dict[str, Any], fail: Any) -> None:
@@ -310,6 +342,36 @@ def _references(spec: QueueSpec) -> Iterator[str]:
     policy = spec.attributes.get("redrive_policy")
     if isinstance(policy, dict) and "dead_letter_queue" in policy:
         yield policy["dead_letter_queue"]
+
+
+def split(config: Config, account_id: str, region: str) -> dict[tuple[str, str], Config]:
+    """``config``'s queues by the (account, region) each is in, the given
+    defaults filling what a table leaves out; the defaults' group first.
+    Raises ConfigError for a name declared twice in one account and region,
+    or a dead-letter queue of another one. O(queues)."""
+    groups: dict[tuple[str, str], list[QueueSpec]] = {(account_id, region): []}
+    for spec in config.queues:
+        groups.setdefault(spec.home(account_id, region), []).append(spec)
+    out: dict[tuple[str, str], Config] = {}
+    for (account, where_region), specs in groups.items():
+        names: dict[str, QueueSpec] = {}
+        for spec in specs:
+            if spec.name in names:
+                raise ConfigError(
+                    f"{config.where(spec)}: queue {spec.name!r} is declared twice in account "
+                    f"{account}, region {where_region}"
+                )
+            names[spec.name] = spec
+        for spec in specs:
+            for target in _references(spec):
+                if target not in names:
+                    raise ConfigError(
+                        f"{config.where(spec, 'redrive_policy')}: queue {spec.name!r}: the "
+                        f"dead-letter queue {target!r} must be in the same account and region "
+                        f"({account}, {where_region}), as AWS requires"
+                    )
+        out[(account, where_region)] = Config(config.source, tuple(specs))
+    return out
 
 
 def _order(config: Config) -> list[QueueSpec]:

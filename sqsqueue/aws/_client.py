@@ -255,17 +255,32 @@ class Client(SQSClient):
     """
 
     def __init__(
-        self, broker: BrokerAPI, *, principal: str | None = None, endpoint_url: str | None = None
+        self,
+        broker: BrokerAPI,
+        *,
+        principal: str | None = None,
+        endpoint_url: str | None = None,
+        default_region: str | None = None,
     ) -> None:
         self.broker = broker
         self.principal = principal
         self.endpoint_url = endpoint_url.rstrip("/") if endpoint_url else None
+        #: An endpoint serving several regions (``sqsqueue serve``): the queue
+        #: URLs of other regions than this one say theirs.
+        self.default_region = default_region
 
     def _url(self, url: str) -> str:
-        """A queue URL as this client shows it (``<endpoint>/<account>/<name>``). O(1)."""
+        """A queue URL as this client shows it: ``<endpoint>/<account>/<name>``,
+        or ``<endpoint>/queue/<region>/<account>/<name>`` for a region other
+        than ``default_region`` when that is set. O(1)."""
         if self.endpoint_url is None:
             return url
-        return f"{self.endpoint_url}/{url.split('/', 3)[3]}"
+        _scheme, _empty, host, path = url.split("/", 3)
+        if self.default_region is not None:
+            region = host.split(".")[1]  # sqs.<region>.amazonaws.com
+            if region != self.default_region:
+                return f"{self.endpoint_url}/queue/{region}/{path}"
+        return f"{self.endpoint_url}/{path}"
 
     def call(self, operation: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Run an operation by its AWS name (``"SendMessage"``) with boto3 params."""

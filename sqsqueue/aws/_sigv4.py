@@ -169,11 +169,13 @@ def verify(
     url: str,
     headers: Sequence[tuple[bytes, bytes]],
     body: bytes,
-    region: str,
+    region: str | None,
 ) -> str:
     """The account id of the key that signed the request for ``region`` (the
-    endpoint's); raises AWS's 4xx error (403 for an unknown key, a wrong
-    signature or a credential scoped to another region) otherwise."""
+    endpoint's; None accepts a credential scoped to any region, for an
+    endpoint serving every region); raises AWS's 4xx error (403 for an
+    unknown key, a wrong signature or a credential scoped to another region)
+    otherwise."""
     fields: dict[str, list[str]] = {}
     for raw_name, raw_value in headers:
         fields.setdefault(raw_name.decode("latin-1").lower(), []).append(
@@ -196,7 +198,9 @@ def verify(
     if amz_date is None or not _DATE.fullmatch(amz_date):
         raise IncompleteSignature("The request must carry a valid X-Amz-Date header.")
     # AWS's texts for a scope that does not fit (SDK issues quote the region one).
-    if match["region"] != region:
+    if region is None:
+        region = match["region"]
+    elif match["region"] != region:
         raise SignatureDoesNotMatch(
             f"Credential should be scoped to a valid region, not '{match['region']}'. "
         )

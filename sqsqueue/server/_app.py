@@ -67,6 +67,7 @@ from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.console import Console, handles
 from sqsqueue.console._asgi import respond
 from sqsqueue.errors import SQSError
+from sqsqueue.server._accounts import Accounts, caller_scope
 from sqsqueue.server._credentials import Credentials, check_credentials
 from sqsqueue.server._eager import continue_in_task, in_task
 
@@ -142,11 +143,17 @@ class Endpoint:
         max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
         max_headers: int = MAX_HEADERS,
         max_header_bytes: int = MAX_HEADER_BYTES,
+        accounts: Accounts | None = None,
     ) -> None:
         self.broker = broker
+        #: Every account and region (``sqsqueue serve``, :mod:`._accounts`);
+        #: None serves ``broker`` alone, as ``Broker.serve()`` does.
+        self.accounts = accounts
         self.credentials: dict[str, tuple[str, str]] | None = None
         if credentials is not None:
-            self.credentials = check_credentials(credentials, broker.account_id)
+            self.credentials = check_credentials(
+                credentials, broker.account_id, key_accounts=accounts is not None
+            )
         self.max_request_bytes = max_request_bytes
         self.max_headers = max_headers
         self.max_header_bytes = max_header_bytes
@@ -318,6 +325,13 @@ class Endpoint:
         method = scope.get("method", "")
         endpoint_url = self._endpoint_url(headers)
         principal = None
+        accounts = self.accounts
+        region = self.broker.region
+        if accounts is not None:
+            # The request's region is its signature's scope (any region is served).
+            signed = caller_scope(headers.get("authorization"))
+            if signed is not None:
+                region = signed[1]
         if self.credentials is not None:
             # Lazy: _sigv4 needs botocore, which an anonymous endpoint never loads.
             from sqsqueue.aws import _sigv4
@@ -326,9 +340,12 @@ class Endpoint:
             path = scope.get("raw_path") or scope.get("path", "/").encode()
             url = f"{endpoint_url}{path.decode('latin-1')}" + (f"?{query}" if query else "")
             principal = _sigv4.verify(
-                self.credentials, method, url, scope["headers"], body, self.broker.region
+                self.credentials, method, url, scope["headers"], body, region
             )
-        client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
+        if accounts is None:
+            client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
+        else:
+            client = self._client_of(accounts, headers, principal, region, endpoint_url)
         if json_protocol:
             if method != "POST":
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
@@ -373,6 +390,35 @@ class Endpoint:
         if accept == "application/json":  # what API Gateway's SQS integrations ask for
             return _query.encode_json(operation, result, request_id)
         return _query.encode(operation, result, request_id)
+
+    def _client_of(
+        self,
+        accounts: Accounts,
+        headers: Mapping[str, str],
+        principal: str | None,
+        region: str,
+        endpoint_url: str,
+    ) -> Client:
+        """The client of a request to an endpoint serving every account and
+        region: the caller is the verified key's account, else the access key
+        id when it is 12 digits, else the default account (:mod:`._accounts`). O(1)."""
+        default = accounts.default
+        account = principal
+        if account is None:
+            account = default.account_id
+            signed = caller_scope(headers.get("authorization"))
+            if signed is not None and len(signed[0]) == 12 and signed[0].isdigit():
+                account = signed[0]
+        if accounts.single and account == default.account_id and region == default.region:
+            principal = None  # the one broker is the caller's: no policy to check
+        else:
+            principal = account
+        return Client(
+            accounts.caller(account, region),
+            principal=principal,
+            endpoint_url=endpoint_url,
+            default_region=default.region,
+        )
 
     async def _call(self, client: Client, operation: str, params: dict[str, Any]) -> dict[str, Any]:
         if operation != "ReceiveMessage":

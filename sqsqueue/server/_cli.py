@@ -10,13 +10,17 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from sqsqueue import _validate
-from sqsqueue._broker import Broker
+import attrs
+
+from sqsqueue import _config, _validate
+from sqsqueue._broker import Broker, rehearse_config
 from sqsqueue.errors import SQSError
-from sqsqueue.server._app import DEFAULT_PORT, Endpoint
+from sqsqueue.server._accounts import Accounts
+from sqsqueue.server._app import DEFAULT_PORT, Endpoint, is_loopback
 from sqsqueue.server._credentials import load_credentials
 from sqsqueue.server._moto import check_moto
 from sqsqueue.server._run import (
@@ -30,6 +34,11 @@ from sqsqueue.server._run import (
 )
 
 __all__ = ["add_command", "main", "run"]
+
+
+class _Usage(Exception):
+    """A bad option value, from the command line or the environment: one line,
+    exit status 2."""
 
 
 def _port(text: str) -> int:
@@ -54,6 +63,100 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+def _account(text: str) -> str:
+    """``--account-id``: 12 digits, as AWS's account ids (the engine's rule)."""
+    try:
+        return _validate.account_id(text)
+    except SQSError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an account id: use 12 digits") from None
+
+
+def _region(text: str) -> str:
+    """``--region``: lower-case letters, digits and dashes (the engine's rule:
+    ``us-east-1``, or ElasticMQ's ``elasticmq``)."""
+    try:
+        return _validate.region(text)
+    except SQSError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a region: use lower-case letters, digits and dashes (us-east-1)"
+        ) from None
+
+
+_TRUE = ("1", "true", "yes")
+_FALSE = ("0", "false", "no")
+
+
+def _boolean(text: str) -> bool:
+    """A boolean from the environment: 1/true/yes or 0/false/no, any case."""
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean: use 1/true/yes or 0/false/no")
+
+
+@attrs.frozen
+class _Option:
+    """One ``serve`` option: its default, and how its environment variable's
+    text (``SQSQUEUE_<DEST>``) becomes a value."""
+
+    default: Any
+    convert: Callable[[str], Any] = str
+    choices: tuple[str, ...] | None = None
+
+
+#: Every ``serve`` option by its argparse ``dest``. The parser leaves an option
+#: out of its namespace when the command line does not give it
+#: (``argparse.SUPPRESS``); :func:`settings` then takes ``SQSQUEUE_<DEST>``,
+#: then this default: the command line wins over the environment.
+OPTIONS: dict[str, _Option] = {
+    "host": _Option("127.0.0.1"),
+    "port": _Option(DEFAULT_PORT, _port),
+    "region": _Option("us-east-1", _region),
+    "account_id": _Option(None, _account),
+    "with_moto": _Option(False, _boolean),
+    "credentials": _Option(None),
+    "allow_anonymous": _Option(False, _boolean),
+    "idle_timeout": _Option(float(IDLE_TIMEOUT), _seconds),
+    "data_dir": _Option(None),
+    "durability": _Option("process", choices=("process", "machine")),
+    "config": _Option(None),
+    "console": _Option(None, _boolean),
+    "allow_reset": _Option(False, _boolean),
+    "log_level": _Option("WARNING", str.upper, ("DEBUG", "INFO", "WARNING", "ERROR")),
+}
+
+
+def env_name(dest: str) -> str:
+    """The environment variable of an option: ``SQSQUEUE_`` and its name in
+    upper case, dashes as underscores (``--data-dir``: ``SQSQUEUE_DATA_DIR``)."""
+    return f"SQSQUEUE_{dest.upper()}"
+
+
+def settings(args: argparse.Namespace, environ: Mapping[str, str]) -> argparse.Namespace:
+    """Every ``serve`` option's value: from the command line (``args``), else
+    from ``environ``'s ``SQSQUEUE_<OPTION>``, else its default. A bad value
+    from the environment raises :class:`_Usage` naming the variable. O(options)."""
+    values = dict(vars(args))
+    for dest, option in OPTIONS.items():
+        if dest in values:
+            continue
+        name = env_name(dest)
+        text = environ.get(name)
+        if text is None or text == "":
+            values[dest] = option.default
+            continue
+        try:
+            value = option.convert(text)
+        except argparse.ArgumentTypeError as exc:
+            raise _Usage(f"{name}: {exc}") from None
+        if option.choices is not None and value not in option.choices:
+            raise _Usage(f"{name}: {text!r} is not one of {', '.join(option.choices)}")
+        values[dest] = value
+    return argparse.Namespace(**values)
+
+
 def _parser() -> argparse.ArgumentParser:
     """The ``sqsqueue`` command with ``serve`` alone (:func:`main`); the full
     command is :func:`sqsqueue.cli.main`."""
@@ -66,15 +169,24 @@ def _parser() -> argparse.ArgumentParser:
 
 def add_command(commands: Any) -> None:
     """Add ``serve`` to the ``sqsqueue`` command's subcommands (an argparse
-    ``add_subparsers()`` result); its arguments' ``run`` is :func:`run`."""
-    serve_cmd = commands.add_parser("serve", help="serve an SQS endpoint over HTTP")
+    ``add_subparsers()`` result); its arguments' ``run`` is :func:`run`. Every
+    option can also come from the environment (:func:`settings`)."""
+    serve_cmd = commands.add_parser(
+        "serve",
+        help="serve an SQS endpoint over HTTP",
+        description="Serve an SQS endpoint over HTTP. Every option can also be set in the "
+        "environment as SQSQUEUE_<OPTION> (SQSQUEUE_PORT, SQSQUEUE_DATA_DIR, ...; booleans "
+        "1/true/yes or 0/false/no); the command line wins.",
+        argument_default=argparse.SUPPRESS,
+    )
     serve_cmd.set_defaults(run=run)
-    serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    serve_cmd.add_argument("--port", type=_port, default=DEFAULT_PORT, help="port (9324; 0: any)")
-    serve_cmd.add_argument("--region", default="us-east-1", help="the broker's region")
+    serve_cmd.add_argument("--host", help="address to bind (127.0.0.1)")
+    serve_cmd.add_argument("--port", type=_port, help="port (9324; 0: any)")
+    serve_cmd.add_argument("--region", type=_region, help="the default region (us-east-1)")
     serve_cmd.add_argument(
         "--account-id",
-        help="the broker's account id, 12 digits (000000000000; with --with-moto, moto's: "
+        type=_account,
+        help="the default account id, 12 digits (000000000000; with --with-moto, moto's: "
         "MOTO_ACCOUNT_ID, else 123456789012)",
     )
     serve_cmd.add_argument(
@@ -96,7 +208,6 @@ def add_command(commands: Any) -> None:
     serve_cmd.add_argument(
         "--idle-timeout",
         type=_seconds,
-        default=IDLE_TIMEOUT,
         help="seconds a connection may take to send a request's head, then its body, "
         "or stay idle (30)",
     )
@@ -107,8 +218,7 @@ def add_command(commands: Any) -> None:
     )
     serve_cmd.add_argument(
         "--durability",
-        choices=("process", "machine"),
-        default="process",
+        choices=OPTIONS["durability"].choices,
         help="with --data-dir: a returned call survives a crash of the process (default) "
         "or also power loss (fsync per call); see docs/guarantees.md",
     )
@@ -121,7 +231,6 @@ def add_command(commands: Any) -> None:
     serve_cmd.add_argument(
         "--console",
         action=argparse.BooleanOptionalAction,
-        default=None,
         help="serve the web console at /_sqsqueue/console/ (default: on for a loopback "
         "address or with credentials)",
     )
@@ -134,10 +243,29 @@ def add_command(commands: Any) -> None:
     serve_cmd.add_argument(
         "--log-level",
         type=str.upper,
-        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-        default="WARNING",
-        help="logging level; INFO logs every request (action, queue, status, duration)",
+        choices=OPTIONS["log_level"].choices,
+        help="logging level (WARNING); INFO logs every request (action, queue, status, "
+        "duration)",
     )
+
+
+def _check_data_dir(path: str) -> None:
+    """Refuse, in one line, a data directory this process cannot write: the
+    usual mistake is a bind mount owned by another uid (in a container, the
+    image runs as a user that is not root)."""
+    target = Path(path)
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise _Usage(f"data directory {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        uid, gid = os.getuid(), os.getgid()
+        raise _Usage(
+            f"data directory {path} is not writable by uid {uid} (gid {gid}): give that user "
+            f"the directory (chown -R {uid}:{gid} on the host, or a fresh named volume), "
+            "or choose another with --data-dir"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +274,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``sqsqueue serve`` with parsed arguments; the exit status."""
+    """Run ``sqsqueue serve`` with parsed arguments (options the command line
+    left out come from the environment, :func:`settings`); the exit status."""
+    try:
+        args = settings(args, os.environ)
+        if args.data_dir:
+            _check_data_dir(args.data_dir)
+    except _Usage as exc:
+        print(f"sqsqueue serve: {exc}", file=sys.stderr)
+        return 2
     try:
         import uvicorn  # noqa: F401
     except ImportError:
@@ -172,8 +308,17 @@ def run(args: argparse.Namespace) -> int:
             "data_dir": args.data_dir,
             "durability": args.durability,
         }
-        broker = Broker.from_config(args.config, **options) if args.config else Broker(**options)
-        endpoint = Endpoint(broker, credentials=credentials)
+        groups = {}
+        if args.config:
+            # Every table checked on a scratch broker before any real one is touched.
+            groups = _config.split(_config.load(args.config), account, args.region)
+            for (table_account, table_region), plan in groups.items():
+                rehearse_config(plan, table_account, table_region)
+        broker = Broker(**options)
+        accounts = Accounts(broker, durability=args.durability)
+        for (table_account, table_region), plan in groups.items():
+            accounts.broker_for(table_account, table_region).configure(plan)
+        endpoint = Endpoint(broker, credentials=credentials, accounts=accounts)
         attach_console(
             endpoint,
             args.host,
@@ -203,6 +348,13 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     handle.start()
     auth = "Signature V4 required" if credentials else "no authentication"
+    if credentials is None and not is_loopback(args.host):
+        print(
+            f"sqsqueue: anonymous access on {args.host}: no request is authenticated, so "
+            "whoever can reach this port can use every queue (--credentials or "
+            "SQSQUEUE_CREDENTIALS requires Signature V4)",
+            flush=True,
+        )
     kept = f"kept in {broker.data_dir}" if broker.data_dir else "in memory"
     what = "SQS, and every other AWS service through moto," if args.with_moto else "SQS"
     print(

@@ -15,13 +15,20 @@ __all__ = ["Credentials", "check_credentials", "load_credentials"]
 Credentials = Mapping[str, "str | tuple[str, str]"]
 
 
-def check_credentials(credentials: Credentials, account_id: str) -> dict[str, tuple[str, str]]:
+def check_credentials(
+    credentials: Credentials, account_id: str, *, key_accounts: bool = False
+) -> dict[str, tuple[str, str]]:
+    """Each access key id's (secret, account). A key given a bare secret acts
+    as ``account_id``; with ``key_accounts`` (an endpoint serving every
+    account) a 12-digit key id is its own account instead, LocalStack's
+    convention. Raises ValueError naming the bad entry."""
     if not isinstance(credentials, Mapping) or not credentials:
         raise ValueError("credentials must be a non-empty mapping of access key id to secret")
     out: dict[str, tuple[str, str]] = {}
     for key, value in credentials.items():
         if isinstance(value, str):
-            secret, account = value, account_id
+            own = key_accounts and isinstance(key, str) and re.fullmatch(r"[0-9]{12}", key)
+            secret, account = value, key if own else account_id
         elif (
             isinstance(value, tuple | list)
             and len(value) == 2
@@ -43,7 +50,8 @@ def check_credentials(credentials: Credentials, account_id: str) -> dict[str, tu
 def load_credentials(path: str | Path) -> dict[str, str | tuple[str, str]]:
     """Read a credentials file: a JSON object mapping access key ids to secrets
     or to ``{"secret": ..., "account_id": ...}`` objects. A key without an
-    ``account_id`` acts as the broker's own account, as a bare secret does."""
+    ``account_id`` acts as the broker's own account, as a bare secret does
+    (``sqsqueue serve``: a 12-digit key id acts as its own account)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of access key id -> secret")
