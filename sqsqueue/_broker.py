@@ -21,20 +21,21 @@ import os
 import random as _random
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic, Self, TypedDict, TypeVar, Unpack, overload
 
 import attrs
 from sortedcontainers import SortedDict
 
-from sqsqueue import _attributes, _config, _validate
+from sqsqueue import _attributes, _config, _lenient, _validate
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, ManualClock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
 from sqsqueue._durable import DurableLock, Store, check_durability
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._lenient import STRICT, Leniency, parse_lenient
 from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
 from sqsqueue._metrics import QueueMetrics
 from sqsqueue._operations import _BaseQueue
@@ -89,6 +90,7 @@ class BrokerOptions(TypedDict, total=False):
     keep_history: bool
     data_dir: str | os.PathLike[str] | None
     durability: str
+    lenient: str | Iterable[str] | None
 
 
 @attrs.frozen
@@ -137,6 +139,7 @@ class Broker(Generic[C]):
         keep_history: bool = False,
         data_dir: str | os.PathLike[str] | None = None,
         durability: str = "process",
+        lenient: str | Iterable[str] | None = None,
     ) -> None:
         """``account_id`` defaults to the environment variable ``MOTO_ACCOUNT_ID``
         when set, else 123456789012 (moto's default account, so ARNs written for
@@ -145,7 +148,14 @@ class Broker(Generic[C]):
         and restored when a broker opens it again; ``durability`` is
         ``"process"`` (a returned call survives SIGKILL) or ``"machine"`` (it
         also survives power loss). See ``docs/guarantees.md``. Opening costs
-        O(n log n) for n stored messages."""
+        O(n log n) for n stored messages.
+
+        ``lenient`` names AWS rules to relax (``"purge-interval"``, a
+        comma-separated string or an iterable of names; see :attr:`lenient`):
+        a setting of this broker in this process, never stored, so a data
+        directory opens the same with or without it. An unknown name raises
+        ValueError listing the known ones."""
+        names = parse_lenient(lenient)  # first: a bad name changes nothing
         _validate.instance("clock", clock, Clock, "a Clock")
         if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
             account_id = _validate.default_account_id()
@@ -168,6 +178,8 @@ class Broker(Generic[C]):
         self.faults = faults
         #: Whether queues this broker creates record message histories.
         self.keep_history = keep_history
+        #: The AWS rules relaxed, shared by every queue of the broker.
+        self._leniency = Leniency(names) if names else STRICT
         self._store: Store | None = None
         #: The configuration this broker was made from (``from_config``), which
         #: ``reset`` makes again.
@@ -225,16 +237,22 @@ class Broker(Generic[C]):
         error names the file, the line and the reason, and is raised before the
         broker is returned (the file is first applied to a scratch broker in
         memory, so an attribute AWS would refuse never reaches a durable one).
-        ``options`` are the constructor's. O(size of the file + queues).
+        ``options`` are the constructor's; the leniencies on are those of
+        ``lenient`` and of the file's ``lenient = [...]`` together. O(size of
+        the file + queues).
         """
+        names = parse_lenient(options.pop("lenient", None))
         plan = _config.load(config)
+        names |= plan.lenient
         scratch: Broker[ManualClock] = Broker(
             clock=ManualClock(),
             region=options.get("region", "us-east-1"),
             account_id=options.get("account_id", "000000000000"),
+            lenient=names,
         )
         with scratch:
             _config.apply(scratch, plan)
+        options["lenient"] = names
         broker: Broker[Any] = Broker(clock=clock, **options)
         try:
             _config.apply(broker, plan)
@@ -266,6 +284,27 @@ class Broker(Generic[C]):
             self._moves._changed()
             if self._config is not None:
                 _config.apply(self, self._config)
+
+    @property
+    def lenient(self) -> frozenset[str]:
+        """The names of the AWS rules this broker relaxes (``Broker(lenient=...)``;
+        empty: strict, the default). The queues it makes share them; a
+        standalone ``Queue`` is always strict. ``docs/serving.md`` lists them."""
+        return self._leniency.names
+
+    def lenient_counts(self) -> dict[str, int]:
+        """For each leniency on, how many requests it let through that AWS
+        would have refused (0 until one did; ``{}`` for a strict broker). Counts
+        belong to this broker in this process: ``reset`` keeps them, a data
+        directory does not store them. O(number of leniencies)."""
+        return self._leniency.counts()
+
+    def _tally_into(self, tally: Leniency) -> None:
+        """Count every request this broker's leniencies let through into
+        ``tally`` too (which has the same names). An internal interface:
+        ``mock_sqs`` sums the brokers it makes. O(1)."""
+        if self._leniency is not STRICT:
+            self._leniency.also = tally
 
     def metrics(self) -> dict[str, QueueMetrics]:
         """Every queue's CloudWatch metrics now, by queue name (see
@@ -476,10 +515,14 @@ class Broker(Generic[C]):
             fifo_raw is not None
             and _attributes.ATTRIBUTES["FifoQueue"].parse("FifoQueue", fifo_raw) is True
         )
-        if fifo:
-            # FifoQueue=false stays in the request: a standard queue refuses it
-            # with AWS's "Unknown Attribute FifoQueue." (section 2.1).
+        # The leniencies this request needs (each counted once it succeeds).
+        relaxed: list[str] = []
+        if fifo or (fifo_raw is not None and self._leniency.allows(_lenient.FIFO_QUEUE_FALSE)):
+            # Otherwise FifoQueue=false stays in the request: a standard queue
+            # refuses it with AWS's "Unknown Attribute FifoQueue." (section 2.1).
             requested = {k: v for k, v in requested.items() if k not in ("FifoQueue", "fifo_queue")}
+            if not fifo:
+                relaxed.append(_lenient.FIFO_QUEUE_FALSE)
         clean_tags = validate_tags(tags) if tags is not None else {}
         _validate.queue_name(name, fifo=fifo)
         with self._lock:
@@ -490,10 +533,13 @@ class Broker(Generic[C]):
             if existing is not None:
                 self._check_same(existing, requested, fifo, fifo_raw is not None)
                 assert isinstance(existing, Queue | FifoQueue)
+                self._relaxed(relaxed)
                 return existing
             deleted = self._deleted_at.get(name)
             if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
-                raise QueueDeletedRecently()
+                if not self._leniency.allows(_lenient.RECREATE_INTERVAL):
+                    raise QueueDeletedRecently()
+                relaxed.append(_lenient.RECREATE_INTERVAL)
             queue = self._new_queue(name, fifo, requested)
             if clean_tags:
                 queue._set_tags(clean_tags)
@@ -502,7 +548,13 @@ class Broker(Generic[C]):
             if self._store is not None:
                 self._store.observe(queue)
                 queue._queue_changed("settings")
+            self._relaxed(relaxed)
             return queue
+
+    def _relaxed(self, names: list[str]) -> None:
+        """Count a request that succeeded because of the leniencies ``names``."""
+        for name in names:
+            self._leniency.count(name)
 
     def _new_queue(self, name: str, fifo: bool, requested: dict[str, object]) -> Queue | FifoQueue:
         cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
@@ -518,6 +570,7 @@ class Broker(Generic[C]):
         )
         queue._tick = self._drive
         queue._next_tick = self._next_move
+        queue._leniency = self._leniency
         queue.keep_history = self.keep_history
         if isinstance(queue, Queue) and self.faults is not None:
             queue.faults = self.faults
