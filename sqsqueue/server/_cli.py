@@ -15,6 +15,7 @@ from typing import Any
 
 from sqsqueue import _validate
 from sqsqueue._broker import Broker
+from sqsqueue._lenient import summary
 from sqsqueue.errors import SQSError
 from sqsqueue.server._app import DEFAULT_PORT, Endpoint
 from sqsqueue.server._credentials import load_credentials
@@ -212,10 +213,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if endpoint.console is not None and endpoint.console.ui:
         print(f"sqsqueue: console at {handle.console_url}", flush=True)
+    if broker.lenient:
+        print(
+            f"sqsqueue: lenient: {', '.join(sorted(broker.lenient))} (what AWS would refuse "
+            "is let through and counted: /_sqsqueue/health)",
+            flush=True,
+        )
     while not stop.wait(0.5):
         if not handle._thread.is_alive():
             return 1
     handle.close()
     broker.close()
+    if broker.lenient:
+        print(f"sqsqueue: {summary(broker.lenient_counts())}", flush=True)
     print("sqsqueue: stopped", flush=True)
     return 0
