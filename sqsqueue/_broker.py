@@ -154,8 +154,8 @@ class Broker(Generic[C]):
         comma-separated string or an iterable of names; see :attr:`lenient`):
         a setting of this broker in this process, never stored, so a data
         directory opens the same with or without it. An unknown name raises
-        ValueError listing the known ones."""
-        names = parse_lenient(lenient)  # first: a bad name changes nothing
+        InvalidParameterValue (a ValueError) listing the known ones."""
+        names = _lenient_names(lenient)  # first: a bad name changes nothing
         _validate.instance("clock", clock, Clock, "a Clock")
         if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
             account_id = _validate.default_account_id()
@@ -241,7 +241,7 @@ class Broker(Generic[C]):
         ``lenient`` and of the file's ``lenient = [...]`` together. O(size of
         the file + queues).
         """
-        names = parse_lenient(options.pop("lenient", None))
+        names = _lenient_names(options.pop("lenient", None))
         plan = _config.load(config)
         names |= plan.lenient
         scratch: Broker[ManualClock] = Broker(
@@ -525,36 +525,46 @@ class Broker(Generic[C]):
                 relaxed.append(_lenient.FIFO_QUEUE_FALSE)
         clean_tags = validate_tags(tags) if tags is not None else {}
         _validate.queue_name(name, fifo=fifo)
-        with self._lock:
-            self._check_open()
-            now = self._now_us()
-            self._drive(now)
-            existing = self._queues.get(name)
-            if existing is not None:
-                self._check_same(existing, requested, fifo, fifo_raw is not None)
-                assert isinstance(existing, Queue | FifoQueue)
-                self._relaxed(relaxed)
-                return existing
-            deleted = self._deleted_at.get(name)
-            if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
-                if not self._leniency.allows(_lenient.RECREATE_INTERVAL):
-                    raise QueueDeletedRecently()
-                relaxed.append(_lenient.RECREATE_INTERVAL)
-            queue = self._new_queue(name, fifo, requested)
-            if clean_tags:
-                queue._set_tags(clean_tags)
-            self._queues[name] = queue
-            self._deleted_at.pop(name, None)
-            if self._store is not None:
-                self._store.observe(queue)
-                queue._queue_changed("settings")
-            self._relaxed(relaxed)
-            return queue
+        with self._lock:  # a durable broker has stored the call when this returns
+            queue = self._create(name, fifo, fifo_raw is not None, requested, clean_tags, relaxed)
+        # Counted once the request succeeded: one that raised counts nothing.
+        for relaxed_name in relaxed:
+            self._leniency.count(relaxed_name)
+        return queue
 
-    def _relaxed(self, names: list[str]) -> None:
-        """Count a request that succeeded because of the leniencies ``names``."""
-        for name in names:
-            self._leniency.count(name)
+    def _create(
+        self,
+        name: str,
+        fifo: bool,
+        fifo_given: bool,
+        requested: dict[str, object],
+        tags: dict[str, str],
+        relaxed: list[str],
+    ) -> Queue | FifoQueue:
+        """CreateQueue under the lock: the existing queue, or a new one.
+        Appends to ``relaxed`` the leniencies the request needs."""
+        self._check_open()
+        now = self._now_us()
+        self._drive(now)
+        existing = self._queues.get(name)
+        if existing is not None:
+            self._check_same(existing, requested, fifo, fifo_given)
+            assert isinstance(existing, Queue | FifoQueue)
+            return existing
+        deleted = self._deleted_at.get(name)
+        if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
+            if not self._leniency.allows(_lenient.RECREATE_INTERVAL):
+                raise QueueDeletedRecently()
+            relaxed.append(_lenient.RECREATE_INTERVAL)
+        queue = self._new_queue(name, fifo, requested)
+        if tags:
+            queue._set_tags(tags)
+        self._queues[name] = queue
+        self._deleted_at.pop(name, None)
+        if self._store is not None:
+            self._store.observe(queue)
+            queue._queue_changed("settings")
+        return queue
 
     def _new_queue(self, name: str, fifo: bool, requested: dict[str, object]) -> Queue | FifoQueue:
         cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
@@ -818,6 +828,17 @@ class Broker(Generic[C]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._queues)
+
+
+def _lenient_names(value: object) -> frozenset[str]:
+    """``Broker(lenient=...)`` checked: the names, or InvalidParameterValue (a
+    ValueError) saying why not, as for the constructor's other keywords."""
+    try:
+        return parse_lenient(value)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter lenient is invalid. Reason: {exc}."
+        ) from None
 
 
 def _decode_token(token: object) -> str:

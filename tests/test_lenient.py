@@ -73,7 +73,7 @@ class TestParse:
             (3, "not int"),
             (b"purge-interval", "not bytes"),
             ({"purge-interval": True}, "not dict"),
-            (["purge-interval", 7], "not int (7)"),
+            (["purge-interval", 7], "as str, not int"),
             ([None], "not NoneType"),
         ],
     )
@@ -138,11 +138,22 @@ class TestBroker:
         assert broker.lenient_counts() == {"purge-interval": 0, "recreate-interval": 0}
 
     def test_an_unknown_name_is_refused_before_anything_exists(self, tmp_path: Path) -> None:
-        with pytest.raises(ValueError, match=f"unknown leniency 'purge': {KNOWN}"):
+        """As the constructor's other keywords: InvalidParameterValue (a
+        ValueError) saying why."""
+        with pytest.raises(errors.InvalidParameterValue) as caught:
             Broker(lenient="purge", data_dir=tmp_path / "data")
+        assert isinstance(caught.value, ValueError)
+        assert caught.value.message == (
+            f"Value 'purge' for parameter lenient is invalid. Reason: unknown leniency "
+            f"'purge': {KNOWN}."
+        )
         assert not (tmp_path / "data").exists()
-        with pytest.raises(TypeError, match="not int"):
+        with pytest.raises(errors.InvalidParameterValue) as caught:
             Broker(lenient=1)
+        assert caught.value.message == (
+            "Value 1 for parameter lenient is invalid. Reason: lenient takes leniency names, "
+            "a comma-separated str or an iterable of str, not int."
+        )
 
     def test_counts_are_a_copy(self) -> None:
         broker = lenient_broker("purge-interval")
@@ -505,5 +516,5 @@ class TestConfig:
         assert str(caught.value).startswith(f"{path}, line {line}: {reason}"), caught.value
 
     def test_an_unknown_keyword_name_is_refused(self) -> None:
-        with pytest.raises(ValueError, match=KNOWN):
+        with pytest.raises(errors.InvalidParameterValue, match=KNOWN):
             Broker.from_config({}, lenient="nope")
