@@ -266,8 +266,9 @@ class Broker(Generic[C]):
         """Forget every queue and move task, as a fresh broker would hold
         (a test run's clean slate), then make the queues of the configuration
         the broker was made from again (``from_config``), empty. Deleted names
-        can be used again at once. On a durable broker the deletions are
-        stored too. O(q) for q queues (their messages are freed afterwards)."""
+        can be used again at once. The leniencies stay on and keep their
+        counts. On a durable broker the deletions are stored too. O(q) for q
+        queues (their messages are freed afterwards)."""
         with self._lock:
             self._check_open()
             now = self._now_us()

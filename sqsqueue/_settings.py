@@ -235,7 +235,11 @@ class QueueSettings(Lifecycle):
         requested = attribute_map(attributes)
         requested.update(kwargs)
         relaxed = False
-        if not self.FIFO and self._leniency.allows(FIFO_QUEUE_FALSE):
+        if (
+            not self.FIFO
+            and ("FifoQueue" in requested or "fifo_queue" in requested)
+            and self._leniency.allows(FIFO_QUEUE_FALSE)
+        ):
             relaxed = _drop_fifo_false(requested)
         with self._lock:
             self._check_alive()
