@@ -21,20 +21,21 @@ import os
 import random as _random
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic, Self, TypedDict, TypeVar, Unpack, overload
 
 import attrs
 from sortedcontainers import SortedDict
 
-from sqsqueue import _attributes, _config, _validate
+from sqsqueue import _attributes, _config, _lenient, _validate
 from sqsqueue._admin import validate_tags
 from sqsqueue._clock import Clock, ManualClock, SystemClock
 from sqsqueue._deadletter import MoveTask, MoveTasks, parse_task_handle
 from sqsqueue._durable import DurableLock, Store, check_durability
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._lenient import STRICT, Leniency, parse_lenient
 from sqsqueue._limits import LIST_RESULTS_MAX, RECREATE_INTERVAL, US
 from sqsqueue._metrics import QueueMetrics
 from sqsqueue._operations import _BaseQueue
@@ -89,6 +90,7 @@ class BrokerOptions(TypedDict, total=False):
     keep_history: bool
     data_dir: str | os.PathLike[str] | None
     durability: str
+    lenient: str | Iterable[str] | None
 
 
 @attrs.frozen
@@ -99,11 +101,16 @@ class ListQueuesResult:
     next_token: str | None = None
 
 
-def rehearse_config(plan: _config.Config, account_id: str, region: str) -> None:
-    """Apply a configuration to a scratch broker in memory, so an attribute AWS
-    would refuse raises :class:`~sqsqueue.ConfigError` before a real broker
-    (perhaps a durable one) is touched. O(queues)."""
-    scratch: Broker[ManualClock] = Broker(clock=ManualClock(), region=region, account_id=account_id)
+def rehearse_config(
+    plan: _config.Config, account_id: str, region: str, *, lenient: Iterable[str] = ()
+) -> None:
+    """Apply a configuration to a scratch broker in memory (with the
+    leniencies the real one will have), so an attribute AWS would refuse
+    raises :class:`~sqsqueue.ConfigError` before a real broker (perhaps a
+    durable one) is touched. O(queues)."""
+    scratch: Broker[ManualClock] = Broker(
+        clock=ManualClock(), region=region, account_id=account_id, lenient=frozenset(lenient)
+    )
     with scratch:
         _config.apply(scratch, plan)
 
@@ -146,6 +153,7 @@ class Broker(Generic[C]):
         keep_history: bool = False,
         data_dir: str | os.PathLike[str] | None = None,
         durability: str = "process",
+        lenient: str | Iterable[str] | None = None,
     ) -> None:
         """``account_id`` defaults to the environment variable ``MOTO_ACCOUNT_ID``
         when set, else 123456789012 (moto's default account, so ARNs written for
@@ -154,7 +162,14 @@ class Broker(Generic[C]):
         and restored when a broker opens it again; ``durability`` is
         ``"process"`` (a returned call survives SIGKILL) or ``"machine"`` (it
         also survives power loss). See ``docs/guarantees.md``. Opening costs
-        O(n log n) for n stored messages."""
+        O(n log n) for n stored messages.
+
+        ``lenient`` names AWS rules to relax (``"purge-interval"``, a
+        comma-separated string or an iterable of names; see :attr:`lenient`):
+        a setting of this broker in this process, never stored, so a data
+        directory opens the same with or without it. An unknown name raises
+        InvalidParameterValue (a ValueError) listing the known ones."""
+        names = _lenient_names(lenient)  # first: a bad name changes nothing
         _validate.instance("clock", clock, Clock, "a Clock")
         if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012
             account_id = _validate.default_account_id()
@@ -177,6 +192,8 @@ class Broker(Generic[C]):
         self.faults = faults
         #: Whether queues this broker creates record message histories.
         self.keep_history = keep_history
+        #: The AWS rules relaxed, shared by every queue of the broker.
+        self._leniency = Leniency(names) if names else STRICT
         self._store: Store | None = None
         #: The configuration this broker was made from (``from_config``), which
         #: ``reset`` makes again.
@@ -234,9 +251,13 @@ class Broker(Generic[C]):
         error names the file, the line and the reason, and is raised before the
         broker is returned (the file is first applied to a scratch broker in
         memory, so an attribute AWS would refuse never reaches a durable one).
-        ``options`` are the constructor's. O(size of the file + queues).
+        ``options`` are the constructor's; the leniencies on are those of
+        ``lenient`` and of the file's ``lenient = [...]`` together. O(size of
+        the file + queues).
         """
+        names = _lenient_names(options.pop("lenient", None))
         plan = _config.load(config)
+        names |= plan.lenient
         region = options.get("region", "us-east-1")
         account = options.get("account_id") or _validate.default_account_id()
         groups = _config.split(plan, account, region)
@@ -248,7 +269,8 @@ class Broker(Generic[C]):
                     f"account and region ({account}, {region}); sqsqueue serve holds every one"
                 )
         own = groups[(account, region)]
-        rehearse_config(own, account, region)
+        rehearse_config(own, account, region, lenient=names)
+        options["lenient"] = names
         broker: Broker[Any] = Broker(clock=clock, **options)
         broker.configure(own)
         return broker
@@ -268,8 +290,9 @@ class Broker(Generic[C]):
         """Forget every queue and move task, as a fresh broker would hold
         (a test run's clean slate), then make the queues of the configuration
         the broker was made from again (``from_config``), empty. Deleted names
-        can be used again at once. On a durable broker the deletions are
-        stored too. O(q) for q queues (their messages are freed afterwards)."""
+        can be used again at once. The leniencies stay on and keep their
+        counts. On a durable broker the deletions are stored too. O(q) for q
+        queues (their messages are freed afterwards)."""
         with self._lock:
             self._check_open()
             now = self._now_us()
@@ -286,6 +309,27 @@ class Broker(Generic[C]):
             self._moves._changed()
             if self._config is not None:
                 _config.apply(self, self._config)
+
+    @property
+    def lenient(self) -> frozenset[str]:
+        """The names of the AWS rules this broker relaxes (``Broker(lenient=...)``;
+        empty: strict, the default). The queues it makes share them; a
+        standalone ``Queue`` is always strict. ``docs/serving.md`` lists them."""
+        return self._leniency.names
+
+    def lenient_counts(self) -> dict[str, int]:
+        """For each leniency on, how many requests it let through that AWS
+        would have refused (0 until one did; ``{}`` for a strict broker). Counts
+        belong to this broker in this process: ``reset`` keeps them, a data
+        directory does not store them. O(number of leniencies)."""
+        return self._leniency.counts()
+
+    def _tally_into(self, tally: Leniency) -> None:
+        """Count every request this broker's leniencies let through into
+        ``tally`` too (which has the same names). An internal interface:
+        ``mock_sqs`` sums the brokers it makes. O(1)."""
+        if self._leniency is not STRICT:
+            self._leniency.also = tally
 
     def metrics(self) -> dict[str, QueueMetrics]:
         """Every queue's CloudWatch metrics now, by queue name (see
@@ -496,33 +540,56 @@ class Broker(Generic[C]):
             fifo_raw is not None
             and _attributes.ATTRIBUTES["FifoQueue"].parse("FifoQueue", fifo_raw) is True
         )
-        if fifo:
-            # FifoQueue=false stays in the request: a standard queue refuses it
-            # with AWS's "Unknown Attribute FifoQueue." (section 2.1).
+        # The leniencies this request needs (each counted once it succeeds).
+        relaxed: list[str] = []
+        if fifo or (fifo_raw is not None and self._leniency.allows(_lenient.FIFO_QUEUE_FALSE)):
+            # Otherwise FifoQueue=false stays in the request: a standard queue
+            # refuses it with AWS's "Unknown Attribute FifoQueue." (section 2.1).
             requested = {k: v for k, v in requested.items() if k not in ("FifoQueue", "fifo_queue")}
+            if not fifo:
+                relaxed.append(_lenient.FIFO_QUEUE_FALSE)
         clean_tags = validate_tags(tags) if tags is not None else {}
         _validate.queue_name(name, fifo=fifo)
-        with self._lock:
-            self._check_open()
-            now = self._now_us()
-            self._drive(now)
-            existing = self._queues.get(name)
-            if existing is not None:
-                self._check_same(existing, requested, fifo, fifo_raw is not None)
-                assert isinstance(existing, Queue | FifoQueue)
-                return existing
-            deleted = self._deleted_at.get(name)
-            if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
+        with self._lock:  # a durable broker has stored the call when this returns
+            queue = self._create(name, fifo, fifo_raw is not None, requested, clean_tags, relaxed)
+        # Counted once the request succeeded: one that raised counts nothing.
+        for relaxed_name in relaxed:
+            self._leniency.count(relaxed_name)
+        return queue
+
+    def _create(
+        self,
+        name: str,
+        fifo: bool,
+        fifo_given: bool,
+        requested: dict[str, object],
+        tags: dict[str, str],
+        relaxed: list[str],
+    ) -> Queue | FifoQueue:
+        """CreateQueue under the lock: the existing queue, or a new one.
+        Appends to ``relaxed`` the leniencies the request needs."""
+        self._check_open()
+        now = self._now_us()
+        self._drive(now)
+        existing = self._queues.get(name)
+        if existing is not None:
+            self._check_same(existing, requested, fifo, fifo_given)
+            assert isinstance(existing, Queue | FifoQueue)
+            return existing
+        deleted = self._deleted_at.get(name)
+        if deleted is not None and now < deleted + RECREATE_INTERVAL * US:
+            if not self._leniency.allows(_lenient.RECREATE_INTERVAL):
                 raise QueueDeletedRecently()
-            queue = self._new_queue(name, fifo, requested)
-            if clean_tags:
-                queue._set_tags(clean_tags)
-            self._queues[name] = queue
-            self._deleted_at.pop(name, None)
-            if self._store is not None:
-                self._store.observe(queue)
-                queue._queue_changed("settings")
-            return queue
+            relaxed.append(_lenient.RECREATE_INTERVAL)
+        queue = self._new_queue(name, fifo, requested)
+        if tags:
+            queue._set_tags(tags)
+        self._queues[name] = queue
+        self._deleted_at.pop(name, None)
+        if self._store is not None:
+            self._store.observe(queue)
+            queue._queue_changed("settings")
+        return queue
 
     def _new_queue(self, name: str, fifo: bool, requested: dict[str, object]) -> Queue | FifoQueue:
         cls: type[Queue] | type[FifoQueue] = FifoQueue if fifo else Queue
@@ -538,6 +605,7 @@ class Broker(Generic[C]):
         )
         queue._tick = self._drive
         queue._next_tick = self._next_move
+        queue._leniency = self._leniency
         queue.keep_history = self.keep_history
         if isinstance(queue, Queue) and self.faults is not None:
             queue.faults = self.faults
@@ -785,6 +853,17 @@ class Broker(Generic[C]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._queues)
+
+
+def _lenient_names(value: object) -> frozenset[str]:
+    """``Broker(lenient=...)`` checked: the names, or InvalidParameterValue (a
+    ValueError) saying why not, as for the constructor's other keywords."""
+    try:
+        return parse_lenient(value)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterValue(
+            f"Value {show(value)} for parameter lenient is invalid. Reason: {exc}."
+        ) from None
 
 
 def _decode_token(token: object) -> str:

@@ -11,6 +11,9 @@ One ``[[queue]]`` table per queue, holding the keywords of ``create_queue``
     tags = { team = "shop" }
     faults = { duplicate_rate = 0.05, seed = 7 }
 
+One top-level key besides: ``lenient = ["purge-interval"]``, the AWS rules the
+broker relaxes (``_lenient.py``).
+
 Loading is two steps. :func:`load` reads the file (``tomllib``) and checks its
 shape: known keys, types, names. :func:`apply` makes the queues in a broker:
 it first checks each queue that exists already against its table (a
@@ -41,6 +44,7 @@ import attrs
 from sqsqueue import _attributes
 from sqsqueue._faults import Faults
 from sqsqueue._fifo import FifoQueue
+from sqsqueue._lenient import parse_lenient
 from sqsqueue._standard import Queue
 from sqsqueue.errors import SQSError
 
@@ -100,6 +104,8 @@ class Config:
 
     source: str
     queues: tuple[QueueSpec, ...]
+    #: The leniencies the file turns on (``lenient = [...]``).
+    lenient: frozenset[str] = frozenset()
 
     def where(self, spec: QueueSpec | None = None, key: str | None = None) -> str:
         """``file, line N`` for a queue's table (or one of its keys)."""
@@ -189,12 +195,14 @@ def _tables(text: str) -> list[tuple[int, dict[str, int]]]:
 def _check(data: dict[str, Any], source: str, text: str | None) -> Config:
     tables = _tables(text) if text is not None else []
     for key in data:
-        if key != "queue":
+        if key not in ("queue", "lenient"):
             line = _top_line(text, key)
             where = f"{source}, line {line}" if line else source
             raise ConfigError(
-                f"{where}: unknown key {key!r}: a configuration holds [[queue]] tables only"
+                f"{where}: unknown key {key!r}: a configuration holds [[queue]] tables and "
+                "lenient = [...]"
             )
+    lenient = _lenient_key(data.get("lenient", []), source, text)
     queues = data.get("queue", [])
     if not isinstance(queues, list) or not all(isinstance(q, dict) for q in queues):
         raise ConfigError(f"{source}: 'queue' must be an array of tables: write [[queue]]")
@@ -214,7 +222,7 @@ def _check(data: dict[str, Any], source: str, text: str | None) -> Config:
             )
         seen[home] = index
         specs.append(spec)
-    config = Config(source, tuple(specs))
+    config = Config(source, tuple(specs), lenient)
     for spec in specs:
         for target in _references(spec):
             if (spec.account_id, spec.region, target) not in seen:
@@ -225,6 +233,20 @@ def _check(data: dict[str, Any], source: str, text: str | None) -> Config:
                 )
     _order(config)  # refuses a cycle of dead-letter queues
     return config
+
+
+def _lenient_key(value: object, source: str, text: str | None) -> frozenset[str]:
+    """The top-level ``lenient = [...]``: a list of leniency names."""
+    line = _top_line(text, "lenient")
+    where = f"{source}, line {line}" if line else source
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise ConfigError(
+            f'{where}: lenient must be a list of leniency names, e.g. lenient = ["purge-interval"]'
+        )
+    try:
+        return parse_lenient(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _top_line(text: str | None, key: str) -> int | None:
@@ -251,6 +273,12 @@ def _spec(
     for key in table:
         if key in _OWN_KEYS:
             continue
+        if key == "lenient":
+            raise fail(
+                key,
+                "lenient is a key of the whole file, not of a queue: write it above the "
+                "first [[queue]] table",
+            )
         if key in _STANDALONE:
             raise fail(
                 key, f"{key!r} is for a standalone Queue; in a broker write {_STANDALONE[key]}"
@@ -370,7 +398,7 @@ def split(config: Config, account_id: str, region: str) -> dict[tuple[str, str],
                         f"dead-letter queue {target!r} must be in the same account and region "
                         f"({account}, {where_region}), as AWS requires"
                     )
-        out[(account, where_region)] = Config(config.source, tuple(specs))
+        out[(account, where_region)] = Config(config.source, tuple(specs), config.lenient)
     return out
 
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, TypeVar, Unpack
 
-from sqsqueue import _attributes, _batches, _deadletter, _faults, _limits, _validate
+from sqsqueue import _attributes, _batches, _deadletter, _faults, _lenient, _limits, _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._faults import Faults
@@ -1117,26 +1117,36 @@ class _BaseQueue(QueueSettings, abc.ABC):
     def purge(self, *, principal: str | None = None) -> None:
         """Delete every message, in flight and delayed included (PurgeQueue).
 
-        Allowed once per 60 seconds. Purging a FIFO queue also clears its
+        Allowed once per 60 seconds (unless the broker's leniency
+        ``purge-interval`` is on: then a purge within the 60 seconds purges
+        too, is counted, and the 60 seconds still run from the last purge AWS
+        would have accepted). Purging a FIFO queue also clears its
         deduplication history. Runtime complexity: O(1) (the old messages are
         freed afterwards).
         """
         self._authorize(principal, "PurgeQueue")
+        relaxed = False
         with self._lock:
             self._check_alive()
             now = self._now_us()
             if self._last_purge is not None and now < self._last_purge + PURGE_INTERVAL * US:
-                raise PurgeQueueInProgress(
-                    f"Only one PurgeQueue operation on {self._name} is allowed every 60 seconds."
-                )
+                if not self._leniency.allows(_lenient.PURGE_INTERVAL):
+                    raise PurgeQueueInProgress(
+                        f"Only one PurgeQueue operation on {self._name} is allowed every 60 "
+                        "seconds."
+                    )
+                relaxed = True
             # What was due first happens first (a move task's moves by now).
             self._advance(now)
-            self._last_purge = now
+            if not relaxed:
+                self._last_purge = now
             self._purge(now, "purged")
             for window in self._windows:
                 window.clear()
             self._queue_changed("purged")
             self._notify()
+        if relaxed:
+            self._leniency.count(_lenient.PURGE_INTERVAL)
 
     def remove(self, position: int, message_id: str, *, principal: str | None = None) -> bool:
         """Delete the stored message at ``position`` (``MessageInfo.position``,

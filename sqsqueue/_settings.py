@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from sqsqueue import _attributes, _deadletter, _policy
 from sqsqueue._admin import TAGS_MAX, validate_tags
 from sqsqueue._clock import Clock
+from sqsqueue._lenient import FIFO_QUEUE_FALSE, STRICT, Leniency
 from sqsqueue._lifecycle import History, Lifecycle, by_send_order
 from sqsqueue._limits import US
 from sqsqueue._message import (
@@ -39,6 +40,7 @@ from sqsqueue._validate import show
 from sqsqueue._views import system_attributes
 from sqsqueue.errors import (
     InvalidAttributeName,
+    InvalidAttributeValue,
     InvalidParameterValue,
     QueueDoesNotExist,
     ServiceClosed,
@@ -58,6 +60,9 @@ class QueueSettings(Lifecycle):
 
     #: A FIFO queue (FifoQueue) or a standard one (Queue).
     FIFO: ClassVar[bool] = False
+    #: The AWS rules relaxed: its broker's (``Broker(lenient=...)``, set when
+    #: the broker makes the queue); a standalone queue is strict.
+    _leniency: Leniency = STRICT
     # Fields the queue's constructor sets (``_operations._BaseQueue.__init__``):
     _name: str
     _region: str
@@ -229,6 +234,13 @@ class QueueSettings(Lifecycle):
         self._authorize(principal, "SetQueueAttributes")
         requested = attribute_map(attributes)
         requested.update(kwargs)
+        relaxed = False
+        if (
+            not self.FIFO
+            and ("FifoQueue" in requested or "fifo_queue" in requested)
+            and self._leniency.allows(FIFO_QUEUE_FALSE)
+        ):
+            relaxed = _drop_fifo_false(requested)
         with self._lock:
             self._check_alive()
             now = self._now_us()
@@ -244,6 +256,8 @@ class QueueSettings(Lifecycle):
             self._modified = now // US
             self._queue_changed("settings")
             self._notify()
+        if relaxed:
+            self._leniency.count(FIFO_QUEUE_FALSE)
 
     def _apply_update(self, update: Mapping[str, object]) -> None:
         """Effects of an applied update beyond the stored values."""
@@ -534,3 +548,20 @@ def attribute_map(value: object) -> dict[str, object]:
 def _int(value: object) -> int:
     assert isinstance(value, int)
     return value
+
+
+def _drop_fifo_false(requested: dict[str, object]) -> bool:
+    """Take ``FifoQueue=false`` out of a standard queue's SetQueueAttributes
+    (leniency ``fifo-queue-false``): whether it was there. Another FifoQueue
+    value stays, for the attribute rules to refuse. O(1)."""
+    dropped = False
+    for key in ("FifoQueue", "fifo_queue"):
+        if key in requested:
+            try:
+                value = _attributes.ATTRIBUTES["FifoQueue"].parse("FifoQueue", requested[key])
+            except InvalidAttributeValue:
+                continue
+            if value is False:
+                del requested[key]
+                dropped = True
+    return dropped

@@ -661,6 +661,7 @@ BROKER_METHODS = [
     "backup",
     "metrics",
     "reset",
+    "lenient_counts",
 ]
 
 
@@ -728,6 +729,7 @@ def broker_params(world: World, name: str) -> tuple[list[st.SearchStrategy[Any]]
         "backup": ([ANY | TEXT], {}),
         "metrics": ([], {}),
         "reset": ([], {}),
+        "lenient_counts": ([], {}),
     }
     return table[name]
 
@@ -753,8 +755,10 @@ class TestBrokerMethods:
     @FUZZ
     @given(
         kwargs=st.dictionaries(
-            st.sampled_from(["clock", "region", "account_id", "random", "faults", "keep_history"]),
-            ANY | st.sampled_from(["us-east-1", ACCOUNT]),
+            st.sampled_from(
+                ["clock", "region", "account_id", "random", "faults", "keep_history", "lenient"]
+            ),
+            ANY | st.sampled_from(["us-east-1", ACCOUNT, "purge-interval", ["fifo-queue-false"]]),
             max_size=3,
         )
     )

@@ -290,3 +290,80 @@ def test_the_plugin_defines_only_prefixed_fixtures() -> None:
         "sqsqueue_clock",
         "sqsqueue_endpoint_url",
     ]
+
+
+LENIENT_TESTS = textwrap.dedent(
+    """
+    import pytest
+
+
+    def purge_twice(sqsqueue_client):
+        url = sqsqueue_client.create_queue(QueueName="jobs")["QueueUrl"]
+        sqsqueue_client.purge_queue(QueueUrl=url)
+        sqsqueue_client.purge_queue(QueueUrl=url)
+
+
+    def test_through_boto3(sqsqueue_client, sqsqueue_broker):
+        purge_twice(sqsqueue_client)
+        assert sqsqueue_broker.lenient_counts()["purge-interval"] == 1
+
+
+    def test_through_the_broker(sqsqueue_broker):
+        q = sqsqueue_broker.create_queue("jobs")
+        for _ in range(3):
+            q.purge()
+
+
+    def test_no_request_aws_refuses(sqsqueue_broker):
+        sqsqueue_broker.create_queue("jobs").purge()
+    """
+)
+
+
+def test_lenient_ini_option_and_summary(pytester: pytest.Pytester) -> None:
+    """``sqsqueue_lenient`` gives the fixtures' brokers the leniency (docs/testing.md),
+    and the session ends with one line counting what it let through: 1 + 2
+    purges AWS would have refused (docs/aws-behaviour.md §2.1)."""
+    pytester.makeini("[pytest]\nsqsqueue_lenient = purge-interval, fifo-queue-false\n")
+    pytester.makepyfile(test_lenient=LENIENT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    lines = [line for line in result.outlines if line.startswith("sqsqueue:")]
+    assert lines == [
+        "sqsqueue: 3 requests AWS would have refused: fifo-queue-false 0, purge-interval 3"
+    ]
+
+
+def test_lenient_in_pyproject_says_zero_when_unused(pytester: pytest.Pytester) -> None:
+    """The pyproject form takes a list; a leniency on that let nothing through
+    is reported with 0, so it shows it is no longer needed."""
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nsqsqueue_lenient = ["purge-interval"]\n')
+    pytester.makepyfile(test_unused="def test_a(sqsqueue_broker):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["sqsqueue: 0 requests AWS would have refused: purge-interval 0"])
+
+
+def test_strict_without_the_option(pytester: pytest.Pytester) -> None:
+    """Without the option the fixtures are strict (AWS's PurgeQueueInProgress)
+    and no summary line is printed."""
+    pytester.makepyfile(test_lenient=LENIENT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    assert "PurgeQueueInProgress" in result.stdout.str()
+    assert not [line for line in result.outlines if line.startswith("sqsqueue:")]
+
+
+def test_an_unknown_leniency_stops_the_run(pytester: pytest.Pytester) -> None:
+    """An unknown name is a usage error naming the known ones, before any test."""
+    pytester.makeini("[pytest]\nsqsqueue_lenient = purge-intervals\n")
+    pytester.makepyfile(test_lenient=LENIENT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*sqsqueue_lenient: unknown leniency 'purge-intervals': known are "
+            "fifo-queue-false, purge-interval, recreate-interval"
+        ]
+    )
+    assert "Traceback" not in result.stderr.str()

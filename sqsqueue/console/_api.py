@@ -143,7 +143,9 @@ class Api:
 
     def health(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
         """``GET /_sqsqueue/health``: up, version, region, account, durability,
-        queue count, the clock. O(1)."""
+        queue count, the clock, and ``lenient``: for each leniency on, the
+        requests it let through that AWS would have refused (``{}`` when the
+        broker is strict). O(number of leniencies)."""
         broker = self.broker
         clock = broker.clock
         return 200, {
@@ -156,6 +158,7 @@ class Api:
             "clock": type(clock).__name__,
             "now": clock.now(),
             "reset_allowed": self.reset_allowed,
+            "lenient": broker.lenient_counts(),
         }
 
     @property

@@ -119,10 +119,6 @@ class Accounts:
             if broker is None:
                 default = self.default
                 data_dir = default.data_dir
-                options: dict[str, Any] = {}
-                lenient = getattr(default, "lenient", None)
-                if lenient:
-                    options["lenient"] = lenient
                 broker = Broker(
                     clock=default.clock,
                     region=region,
@@ -132,7 +128,7 @@ class Accounts:
                     if data_dir is None
                     else Path(data_dir) / ACCOUNTS_DIR / account / region,
                     durability=self.durability,
-                    **options,
+                    lenient=default.lenient,
                 )
                 default._close_with(broker)
                 self._brokers = {**self._brokers, key: broker}  # readers never lock
@@ -145,6 +141,15 @@ class Accounts:
         for key in sorted(brokers):
             if brokers[key] is not self.default:
                 yield brokers[key]
+
+    def lenient_counts(self) -> dict[str, int]:
+        """The requests each leniency let through, over every account and
+        region (``Broker.lenient_counts``). O(brokers)."""
+        total: dict[str, int] = {}
+        for broker in self:
+            for name, count in broker.lenient_counts().items():
+                total[name] = total.get(name, 0) + count
+        return total
 
     def caller(self, account: str, region: str) -> Caller:
         """The broker interface of a request by ``account`` in ``region``

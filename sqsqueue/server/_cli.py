@@ -18,6 +18,7 @@ import attrs
 
 from sqsqueue import _config, _validate
 from sqsqueue._broker import Broker, rehearse_config
+from sqsqueue._lenient import LENIENCIES, parse_lenient, summary
 from sqsqueue.errors import SQSError
 from sqsqueue.server._accounts import Accounts
 from sqsqueue.server._app import DEFAULT_PORT, Endpoint, is_loopback
@@ -82,6 +83,14 @@ def _region(text: str) -> str:
         ) from None
 
 
+def _leniencies(text: str) -> frozenset[str]:
+    """``--lenient``: comma-separated leniency names (``sqsqueue._lenient``)."""
+    try:
+        return parse_lenient(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 _TRUE = ("1", "true", "yes")
 _FALSE = ("0", "false", "no")
 
@@ -125,6 +134,7 @@ OPTIONS: dict[str, _Option] = {
     "console": _Option(None, _boolean),
     "allow_reset": _Option(False, _boolean),
     "log_level": _Option("WARNING", str.upper, ("DEBUG", "INFO", "WARNING", "ERROR")),
+    "lenient": _Option(frozenset(), _leniencies),
 }
 
 
@@ -241,6 +251,13 @@ def add_command(commands: Any) -> None:
         "in memory)",
     )
     serve_cmd.add_argument(
+        "--lenient",
+        metavar="NAME[,NAME...]",
+        type=_leniencies,
+        help=f"relax these AWS rules, counting each request AWS would refuse (known: "
+        f"{', '.join(sorted(LENIENCIES))}; see docs/serving.md)",
+    )
+    serve_cmd.add_argument(
         "--log-level",
         type=str.upper,
         choices=OPTIONS["log_level"].choices,
@@ -302,19 +319,22 @@ def run(args: argparse.Namespace) -> int:
             # services answer in it).
             account = _validate.default_account_id() if args.with_moto else "000000000000"
         refuse_open(args.host, credentials, args.allow_anonymous, args.with_moto)
-        options: dict[str, Any] = {
-            "region": args.region,
-            "account_id": account,
-            "data_dir": args.data_dir,
-            "durability": args.durability,
-        }
+        lenient: frozenset[str] = args.lenient
         groups = {}
         if args.config:
+            config = _config.load(args.config)
+            lenient |= config.lenient
+            groups = _config.split(config, account, args.region)
             # Every table checked on a scratch broker before any real one is touched.
-            groups = _config.split(_config.load(args.config), account, args.region)
             for (table_account, table_region), plan in groups.items():
-                rehearse_config(plan, table_account, table_region)
-        broker = Broker(**options)
+                rehearse_config(plan, table_account, table_region, lenient=lenient)
+        broker = Broker(
+            region=args.region,
+            account_id=account,
+            data_dir=args.data_dir,
+            durability=args.durability,
+            lenient=lenient,
+        )
         accounts = Accounts(broker, durability=args.durability)
         for (table_account, table_region), plan in groups.items():
             accounts.broker_for(table_account, table_region).configure(plan)
@@ -364,10 +384,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if endpoint.console is not None and endpoint.console.ui:
         print(f"sqsqueue: console at {handle.console_url}", flush=True)
+    if broker.lenient:
+        print(
+            f"sqsqueue: lenient: {', '.join(sorted(broker.lenient))} (what AWS would refuse "
+            "is let through and counted: /_sqsqueue/health)",
+            flush=True,
+        )
     while not stop.wait(0.5):
         if not handle._thread.is_alive():
             return 1
     handle.close()
     broker.close()
+    if broker.lenient:
+        print(f"sqsqueue: {summary(accounts.lenient_counts())}", flush=True)
     print("sqsqueue: stopped", flush=True)
     return 0

@@ -19,7 +19,7 @@ reusable state machine for checking your own consumers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sqsqueue._faults import Faults
@@ -34,16 +34,21 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 @overload
-def mock_sqs(broker: Broker[Any] | None = None) -> MockSQS: ...
+def mock_sqs(
+    broker: Broker[Any] | None = None, *, lenient: str | Iterable[str] | None = None
+) -> MockSQS: ...
 @overload
 def mock_sqs(broker: _F) -> _F: ...
-def mock_sqs(broker: Any = None) -> Any:
+def mock_sqs(broker: Any = None, *, lenient: str | Iterable[str] | None = None) -> Any:
     """Route every boto3 and aiobotocore SQS call to ``broker`` (fresh brokers
     at each start if None) while active, as moto's ``mock_aws`` is used: a bare
     or called decorator (functions, coroutines, classes), a context manager
     (``with mock_sqs() as mock``), or ``start()``/``stop()``; ``mock.broker``
     is the broker served. Inside moto's ``mock_aws``, moto's other services
-    deliver into these brokers (:mod:`sqsqueue.moto`).
+    deliver into these brokers (:mod:`sqsqueue.moto`). ``lenient`` names AWS
+    rules the mock's brokers relax (``"purge-interval"``; ``docs/testing.md``),
+    counted by ``mock.lenient_counts()``; a given broker keeps its own, and
+    ``lenient=`` beside it is a TypeError.
 
     >>> import boto3, sqsqueue
     >>> with mock_sqs(sqsqueue.Broker(account_id="123456789012")):
@@ -53,24 +58,34 @@ def mock_sqs(broker: Any = None) -> Any:
     """
     from sqsqueue.testing._mock import mock_sqs as make
 
-    return make(broker)
+    return make(broker, lenient=lenient)
 
 
 @overload
 def mock_aws(
-    target: None = None, *, config: Any = None, broker: Broker[Any] | None = None
+    target: None = None,
+    *,
+    config: Any = None,
+    broker: Broker[Any] | None = None,
+    lenient: str | Iterable[str] | None = None,
 ) -> MockAWS: ...
 @overload
 def mock_aws(target: _F, *, config: Any = None, broker: Broker[Any] | None = None) -> _F: ...
-def mock_aws(target: Any = None, *, config: Any = None, broker: Any = None) -> Any:
+def mock_aws(
+    target: Any = None,
+    *,
+    config: Any = None,
+    broker: Any = None,
+    lenient: str | Iterable[str] | None = None,
+) -> Any:
     """moto's ``mock_aws`` with sqsqueue's SQS, in every form ``mock_aws`` is
     used: a moto test module moves over by changing ``from moto import
     mock_aws`` to ``from sqsqueue.testing import mock_aws``. Every other
     service stays moto's, delivering into sqsqueue's queues. ``config`` is
-    moto's. Needs ``sqsqueue[moto]``."""
+    moto's; ``lenient`` is :func:`mock_sqs`'s. Needs ``sqsqueue[moto]``."""
     from sqsqueue.testing._mock import mock_aws as make
 
-    return make(target, config=config, broker=broker)
+    return make(target, config=config, broker=broker, lenient=lenient)
 
 
 def _install_hooks() -> None:

@@ -28,6 +28,13 @@ too, on a state of their own that lasts from the first to the second: a test
 never sees it. A failing test method stays a failing test (nothing is swallowed
 and the class stays a class).
 
+**Leniencies.** ``mock_sqs(lenient="purge-interval")`` gives every broker the
+mock makes (every account and region, every fresh state, after ``reset()``)
+those leniencies; ``mock.lenient_counts()`` sums what they let through over
+every broker the mock has made or served. A mock given a broker uses that
+broker's own leniencies (``Broker(lenient=...)``), and refuses ``lenient=``
+besides.
+
 **Account.** A mock's own brokers are in the default account
 (``MOTO_ACCOUNT_ID`` when set, else moto's 123456789012), read at each request
 as moto reads it, so a test that switches ``MOTO_ACCOUNT_ID`` switches
@@ -40,13 +47,14 @@ import functools
 import inspect
 import threading
 import unittest
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
 from sqsqueue import _validate
 from sqsqueue import moto as bridge
 from sqsqueue._broker import Broker
+from sqsqueue._lenient import Leniency, parse_lenient
 from sqsqueue.aws._client import Client
 from sqsqueue.testing import _hooks
 
@@ -59,16 +67,19 @@ T = TypeVar("T")
 class _State:
     """One state of a mock: its brokers by (account, region), on one clock."""
 
-    def __init__(self, main: Broker[Any], follows_env: bool) -> None:
+    def __init__(self, main: Broker[Any], follows_env: bool, tally: Leniency) -> None:
         self.main = main
         #: Whether requests go to the account MOTO_ACCOUNT_ID names at the time.
         self.follows_env = follows_env
+        #: The mock's count of what leniencies let through, over its brokers.
+        self.tally = tally
         self._brokers: dict[tuple[str, str], Broker[Any]] = {(main.account_id, main.region): main}
         self._lock = threading.Lock()
 
     def broker_for(self, account: str, region: str) -> Broker[Any]:
         """The broker of ``account`` in ``region``, made on first use (same
-        clock and history setting as the main one; closed with it). O(1)."""
+        clock, history setting and leniencies as the main one; closed with it).
+        O(1)."""
         key = (account, region)
         broker = self._brokers.get(key)  # made once, then only read: no lock
         if broker is not None:
@@ -81,7 +92,9 @@ class _State:
                     region=region,
                     account_id=account,
                     keep_history=self.main.keep_history,
+                    lenient=self.main.lenient,
                 )
+                broker._tally_into(self.tally)
                 # Closing the mock's broker closes the brokers of every region.
                 self.main._close_with(broker)
         return broker
@@ -94,9 +107,21 @@ class MockSQS:
     """Serve SQS requests from a :class:`~sqsqueue.Broker` while active (see
     the module docstring for every form and for its state)."""
 
-    def __init__(self, broker: Broker[Any] | None = None) -> None:
+    def __init__(
+        self, broker: Broker[Any] | None = None, *, lenient: str | Iterable[str] | None = None
+    ) -> None:
         if broker is not None and not isinstance(broker, Broker):
             raise TypeError(f"mock_sqs takes a Broker, not {type(broker).__name__}")
+        if broker is not None and lenient is not None:
+            raise TypeError(
+                "mock_sqs(broker, lenient=...): a mock given a broker serves it with the "
+                "broker's own leniencies; make it with Broker(lenient=...) instead"
+            )
+        names = parse_lenient(lenient) if broker is None else broker.lenient
+        #: The leniencies of the brokers this mock makes.
+        self._lenient = names
+        #: What they let through, over every broker the mock made (not a given one).
+        self._tally = Leniency(names)
         self._given = broker
         self._lock = threading.RLock()
         self._depth = 0
@@ -109,8 +134,14 @@ class MockSQS:
 
     def _new_state(self) -> _State:
         if self._given is not None:
-            return _State(self._given, follows_env=False)
-        return _State(Broker(), follows_env=True)
+            return _State(self._given, follows_env=False, tally=self._tally)
+        return self._fresh(None)
+
+    def _fresh(self, clock: Any) -> _State:
+        """A state of the mock's own: a new broker with its leniencies."""
+        broker: Broker[Any] = Broker(clock=clock, lenient=self._lenient)
+        broker._tally_into(self._tally)
+        return _State(broker, follows_env=True, tally=self._tally)
 
     def _current(self) -> _State:
         serving = self._serving  # while active (every request): no lock
@@ -134,6 +165,23 @@ class MockSQS:
         (moto's other services deliver there); made on first use."""
         return self._current().broker_for(account, region)
 
+    @property
+    def lenient(self) -> frozenset[str]:
+        """The leniencies of the brokers served (``mock_sqs(lenient=...)``, or
+        the given broker's own)."""
+        return self._lenient
+
+    def lenient_counts(self) -> dict[str, int]:
+        """For each leniency on, the requests it let through that AWS would
+        have refused, summed over every broker this mock has made (every
+        state, account and region, before and after ``reset()``) and the broker
+        it was given; ``{}`` when it is strict. O(number of leniencies)."""
+        counts = self._tally.counts()
+        if self._given is not None:
+            for name, count in self._given.lenient_counts().items():
+                counts[name] += count
+        return counts
+
     def client_for(self, region: str | None) -> Client:
         """The dict-level client a request to ``region`` is answered by."""
         state = self._current()
@@ -143,7 +191,8 @@ class MockSQS:
 
     def reset(self) -> None:
         """Forget every queue: this mock's state starts again from nothing (its
-        brokers are replaced by fresh ones on the same clock). A mock given a
+        brokers are replaced by fresh ones on the same clock, with the same
+        leniencies; their counts so far stay in :meth:`lenient_counts`). A mock given a
         broker cannot: it raises :class:`RuntimeError` (make a new Broker)."""
         if self._given is not None:
             raise RuntimeError(
@@ -152,7 +201,7 @@ class MockSQS:
             )
         with self._lock:
             current = self._current()
-            fresh = _State(Broker(clock=current.main.clock), follows_env=True)
+            fresh = self._fresh(current.main.clock)
             if current is self._state:
                 self._state = fresh
             if self._serving is current:
@@ -343,14 +392,20 @@ class MockAWS(MockSQS):
     mock_aws`` to ``from sqsqueue.testing import mock_aws``. ``config`` is
     moto's. Needs moto (``sqsqueue[moto]``)."""
 
-    def __init__(self, broker: Broker[Any] | None = None, config: Any = None) -> None:
+    def __init__(
+        self,
+        broker: Broker[Any] | None = None,
+        config: Any = None,
+        *,
+        lenient: str | Iterable[str] | None = None,
+    ) -> None:
         try:
             import moto
         except ImportError as exc:
             raise ImportError(
                 "sqsqueue.testing.mock_aws needs moto: pip install 'sqsqueue[moto]'"
             ) from exc
-        super().__init__(broker)
+        super().__init__(broker, lenient=lenient)
         self._moto = moto.mock_aws(config=config) if config is not None else moto.mock_aws()
 
     def _activate(self) -> None:
@@ -362,12 +417,18 @@ class MockAWS(MockSQS):
         self._moto.stop()
 
 
-def mock_aws(target: Any = None, *, config: Any = None, broker: Broker[Any] | None = None) -> Any:
+def mock_aws(
+    target: Any = None,
+    *,
+    config: Any = None,
+    broker: Broker[Any] | None = None,
+    lenient: str | Iterable[str] | None = None,
+) -> Any:
     """:func:`sqsqueue.testing.mock_aws`: bare (``@mock_aws``) or called."""
     if target is None or isinstance(target, Broker):
-        return MockAWS(target if target is not None else broker, config=config)
+        return MockAWS(target if target is not None else broker, config=config, lenient=lenient)
     if callable(target):
-        return MockAWS(broker, config=config)(target)
+        return MockAWS(broker, config=config, lenient=lenient)(target)
     raise TypeError(f"mock_aws takes a function or a class, not {target!r}")
 
 
@@ -383,10 +444,10 @@ def _call_optional(func: Callable[..., Any], instance: Any, arg: Any) -> None:
         func(instance, arg) if count > 1 else func(instance)
 
 
-def mock_sqs(broker: Any = None) -> Any:
+def mock_sqs(broker: Any = None, *, lenient: str | Iterable[str] | None = None) -> Any:
     """:func:`sqsqueue.testing.mock_sqs`."""
     if broker is None or isinstance(broker, Broker):
-        return MockSQS(broker)
+        return MockSQS(broker, lenient=lenient)
     if callable(broker):  # the bare decorator: @mock_sqs
-        return MockSQS()(broker)
+        return MockSQS(lenient=lenient)(broker)
     raise TypeError(f"mock_sqs takes a Broker, a function or a class, not {broker!r}")

@@ -15,15 +15,23 @@ another plugin's (a moto-based fixture library's ``sqs_client``, say):
   are served by ``sqsqueue_broker`` too.
 * ``sqsqueue_endpoint_url``: ``sqsqueue_broker`` served over HTTP for the test.
 
-At load the plugin does one thing besides defining these fixtures: it imports
+One ini option: ``sqsqueue_lenient = purge-interval`` (names separated by
+commas or lines) gives every ``sqsqueue_broker`` those leniencies, the AWS
+rules it relaxes (``docs/testing.md``); an unknown name stops the run with a
+usage error listing the known ones. With any leniency on, the terminal summary
+ends with one line counting what they let through over the session, 0
+included: ``sqsqueue: 12 requests AWS would have refused: purge-interval 12``.
+
+At load the plugin does one thing besides defining these fixtures, the option
+and the hooks that read it (``pytest_configure``, ``pytest_terminal_summary``): it imports
 :mod:`sqsqueue.testing`, which registers mock_sqs's botocore handlers when
 botocore is installed, so that every boto3 client created during the test
 session (module-level clients in the code under test included) is served by
 the active mock, never by AWS, while a mock is active. While none is active
 (always, in a test suite that uses no sqsqueue mock) the handlers pass every
 request through unchanged. It imports neither boto3 nor moto nor hypothesis,
-adds no option, marker or hook, and changes no other plugin's fixture;
-``-p no:sqsqueue`` turns it off.
+adds no marker and no command-line option, and changes no other plugin's
+fixture; ``-p no:sqsqueue`` turns it off.
 """
 
 from __future__ import annotations
@@ -35,9 +43,39 @@ import pytest
 
 import sqsqueue.testing  # noqa: F401  (registers the botocore handlers)
 from sqsqueue import Broker, ManualClock
+from sqsqueue._lenient import Leniency, parse_lenient, summary
 
 START = 1_700_000_000.0
 REGION = "us-east-1"
+#: The ini option naming the leniencies of the fixtures' brokers.
+LENIENT_OPTION = "sqsqueue_lenient"
+#: The session's tally of what the fixtures' leniencies let through.
+_TALLY = pytest.StashKey[Leniency]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        LENIENT_OPTION,
+        "AWS rules sqsqueue_broker relaxes, each let-through request counted, e.g. "
+        "purge-interval (docs/testing.md)",
+        type="linelist",
+        default=[],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        names = parse_lenient(config.getini(LENIENT_OPTION))
+    except (ValueError, TypeError) as exc:
+        raise pytest.UsageError(f"{LENIENT_OPTION}: {exc}") from None
+    config.stash[_TALLY] = Leniency(names)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """One line, when a leniency is on: what it let through this session."""
+    tally = config.stash.get(_TALLY, None)
+    if tally is not None and tally.names:
+        terminalreporter.write_line(f"sqsqueue: {summary(tally.counts())}")
 
 
 @pytest.fixture
@@ -47,9 +85,21 @@ def sqsqueue_clock() -> ManualClock:
 
 
 @pytest.fixture
-def sqsqueue_broker(sqsqueue_clock: ManualClock) -> Broker[ManualClock]:
-    """A fresh broker on ``sqsqueue_clock``, in the default account."""
-    return Broker(clock=sqsqueue_clock, region=REGION, keep_history=True)
+def sqsqueue_broker(
+    sqsqueue_clock: ManualClock, request: pytest.FixtureRequest
+) -> Broker[ManualClock]:
+    """A fresh broker on ``sqsqueue_clock``, in the default account, with the
+    leniencies of the ``sqsqueue_lenient`` ini option."""
+    tally = request.config.stash.get(_TALLY, None)
+    broker = Broker(
+        clock=sqsqueue_clock,
+        region=REGION,
+        keep_history=True,
+        lenient=tally.names if tally is not None else None,
+    )
+    if tally is not None:
+        broker._tally_into(tally)
+    return broker
 
 
 @pytest.fixture

@@ -72,6 +72,31 @@ def test_health(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
     assert doc["durable"] is False
     assert doc["queues"] == 1
     assert doc["clock"] == "ManualClock"
+    assert doc["lenient"] == {}  # strict: no leniency on
+
+
+def test_health_counts_what_leniencies_let_through() -> None:
+    """docs/serving.md, "Leniencies": health carries, for each leniency on,
+    the requests it let through that AWS would have refused; a reset keeps
+    the counts."""
+    broker = Broker(
+        clock=ManualClock(start=1_700_000_000.0),
+        account_id=ACCOUNT,
+        lenient="purge-interval,recreate-interval",
+    )
+    with broker.serve() as endpoint:
+        client = sqs(endpoint.endpoint_url)
+        url = client.create_queue(QueueName="jobs")["QueueUrl"]
+        assert get_json(endpoint, "/_sqsqueue/health")[1]["lenient"] == {
+            "purge-interval": 0,
+            "recreate-interval": 0,
+        }
+        for _ in range(3):
+            client.purge_queue(QueueUrl=url)
+        assert post(endpoint, "/_sqsqueue/reset").status == 200
+        status, doc = get_json(endpoint, "/_sqsqueue/health")
+    assert status == 200
+    assert doc["lenient"] == {"purge-interval": 2, "recreate-interval": 0}
 
 
 def test_reset_in_memory(endpoint: EndpointHandle, broker: Broker[Any]) -> None:
@@ -617,3 +642,58 @@ def test_the_access_log_is_off_by_default() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_serve_reports_leniencies_at_start_and_their_counts_at_stop(tmp_path: Path) -> None:
+    """A configuration file's ``lenient = [...]`` turns leniencies on for
+    ``sqsqueue serve``: it names them when it starts and prints what they let
+    through when it stops (docs/serving.md, "Leniencies")."""
+    config = tmp_path / "queues.toml"
+    config.write_text('lenient = ["purge-interval", "fifo-queue-false"]\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("serving SQS at ")[1].split()[0]
+        assert proc.stdout.readline().startswith("sqsqueue: console at ")
+        assert proc.stdout.readline().strip() == (
+            "sqsqueue: lenient: fifo-queue-false, purge-interval (what AWS would refuse is "
+            "let through and counted: /_sqsqueue/health)"
+        )
+        client = sqs(url)
+        queue_url = client.create_queue(QueueName="jobs")["QueueUrl"]
+        client.purge_queue(QueueUrl=queue_url)
+        client.purge_queue(QueueUrl=queue_url)
+        client.purge_queue(QueueUrl=queue_url)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stdout.read().splitlines() == [
+            "sqsqueue: 2 requests AWS would have refused: fifo-queue-false 0, purge-interval 2",
+            "sqsqueue: stopped",
+        ]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_refuses_an_unknown_leniency_in_its_config(tmp_path: Path) -> None:
+    config = tmp_path / "queues.toml"
+    config.write_text('lenient = ["purge"]\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", "0", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"sqsqueue serve: {config}, line 1: unknown leniency 'purge': known are "
+        "fifo-queue-false, purge-interval, recreate-interval\n"
+    )
+    assert result.stdout == ""

@@ -22,7 +22,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sqsqueue import Broker, ManualClock
-from sqsqueue.testing import mock_sqs
+from sqsqueue._lenient import LENIENCIES
+from sqsqueue.testing import mock_aws, mock_sqs
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "moto.md"
 URL_OF = "https://sqs.us-east-1.amazonaws.com/123456789012/{}"
@@ -38,6 +39,7 @@ class Rule:
     fixed: Call  # the guide's fix
     fix: str  # how the guide writes the fix
     moto_code: str | None = None  # moto's own error, for calls both refuse
+    leniency: str | None = None  # the leniency that lets the call through
 
 
 def _url(sqs: Any, name: str = "jobs", **attributes: str) -> str:
@@ -121,6 +123,7 @@ RULES = [
         lambda sqs, _: sqs.create_queue(QueueName="jobs", Attributes={"FifoQueue": "false"}),
         lambda sqs, _: sqs.create_queue(QueueName="jobs"),
         '`create_queue(QueueName="jobs")`',
+        leniency="fifo-queue-false",
     ),
     Rule(
         "second purge",
@@ -128,6 +131,7 @@ RULES = [
         _purge_twice(advance=False),
         _purge_twice(advance=True),
         "`clock.advance(60)` between the two purges",
+        leniency="purge-interval",
     ),
     Rule(
         "deduplication id on a standard queue",
@@ -151,6 +155,7 @@ RULES = [
         _recreate(advance=False),
         _recreate(advance=True),
         "`clock.advance(60)` before creating it again",
+        leniency="recreate-interval",
     ),
     Rule(
         "characters outside XML's",
@@ -270,6 +275,24 @@ def test_sqsqueue_answers_as_aws_and_the_fix_passes(rule: Rule) -> None:
 
 
 @pytest.mark.parametrize("rule", RULES, ids=IDS)
+def test_the_leniency_lets_the_call_through_and_counts_it(rule: Rule) -> None:
+    """With its leniency on, sqsqueue accepts the call as moto does and counts
+    it once; a rule without one is still refused with AWS's code with every
+    leniency on, and nothing is counted (docs/serving.md, "Leniencies")."""
+    clock = ManualClock(start=1_700_000_000.0)
+    if rule.leniency is None:
+        broker = Broker(clock=clock, lenient=sorted(LENIENCIES))
+        with mock_sqs(broker), pytest.raises(ClientError) as exc:
+            rule.call(_sqs(), clock)
+        assert exc.value.response["Error"]["Code"] == rule.code
+        assert set(broker.lenient_counts().values()) == {0}
+        return
+    with mock_aws(lenient=rule.leniency) as mock:
+        rule.call(_sqs(), clock)
+    assert mock.lenient_counts() == {rule.leniency: 1}
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
 def test_the_guide_lists_the_rule(rule: Rule) -> None:
     """docs/moto.md names AWS's code and the fix of every rule tested here."""
     guide = GUIDE.read_text(encoding="utf-8")
@@ -291,3 +314,6 @@ def test_the_guide_has_no_untested_row() -> None:
     assert len(rows) == len(RULES)
     for row, rule in zip(rows, RULES, strict=True):
         assert rule.fix in row, (rule.name, row)
+        if rule.moto_code is None:  # the first table: its last column names the leniency
+            last = row.rstrip(" |").rsplit(" | ", 1)[1]
+            assert last == (f"`{rule.leniency}`" if rule.leniency else "none"), (rule.name, row)
