@@ -339,9 +339,7 @@ class Endpoint:
             query = scope.get("query_string", b"").decode("latin-1")
             path = scope.get("raw_path") or scope.get("path", "/").encode()
             url = f"{endpoint_url}{path.decode('latin-1')}" + (f"?{query}" if query else "")
-            principal = _sigv4.verify(
-                self.credentials, method, url, scope["headers"], body, region
-            )
+            principal = _sigv4.verify(self.credentials, method, url, scope["headers"], body, region)
         if accounts is None:
             client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
         else:

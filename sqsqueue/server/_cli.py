@@ -261,8 +261,7 @@ def add_command(commands: Any) -> None:
         "--log-level",
         type=str.upper,
         choices=OPTIONS["log_level"].choices,
-        help="logging level (WARNING); INFO logs every request (action, queue, status, "
-        "duration)",
+        help="logging level (WARNING); INFO logs every request (action, queue, status, duration)",
     )
 
 
@@ -270,13 +269,16 @@ def _check_data_dir(path: str) -> None:
     """Refuse, in one line, a data directory this process cannot write: the
     usual mistake is a bind mount owned by another uid (in a container, the
     image runs as a user that is not root)."""
-    target = Path(path)
-    existing = target
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise _Usage(f"data directory {path}: {existing} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
+    existing = Path(path)
+    try:
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent  # the directory will be made in the nearest one
+        if existing.exists() and not existing.is_dir():
+            raise _Usage(f"data directory {path}: {existing} is not a directory")
+        usable = os.access(existing, os.W_OK | os.X_OK)
+    except OSError:  # a parent this user may not even look into
+        usable = False
+    if not usable:
         uid, gid = os.getuid(), os.getgid()
         raise _Usage(
             f"data directory {path} is not writable by uid {uid} (gid {gid}): give that user "
@@ -368,13 +370,6 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     handle.start()
     auth = "Signature V4 required" if credentials else "no authentication"
-    if credentials is None and not is_loopback(args.host):
-        print(
-            f"sqsqueue: anonymous access on {args.host}: no request is authenticated, so "
-            "whoever can reach this port can use every queue (--credentials or "
-            "SQSQUEUE_CREDENTIALS requires Signature V4)",
-            flush=True,
-        )
     kept = f"kept in {broker.data_dir}" if broker.data_dir else "in memory"
     what = "SQS, and every other AWS service through moto," if args.with_moto else "SQS"
     print(
@@ -384,6 +379,13 @@ def run(args: argparse.Namespace) -> int:
     )
     if endpoint.console is not None and endpoint.console.ui:
         print(f"sqsqueue: console at {handle.console_url}", flush=True)
+    if credentials is None and not is_loopback(args.host):
+        print(
+            f"sqsqueue: anonymous access on {args.host}: no request is authenticated, so "
+            "whoever can reach this port can use every queue (--credentials or "
+            "SQSQUEUE_CREDENTIALS requires Signature V4)",
+            flush=True,
+        )
     if broker.lenient:
         print(
             f"sqsqueue: lenient: {', '.join(sorted(broker.lenient))} (what AWS would refuse "

@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, unquote
 
 from sqsqueue.aws._client import OPERATIONS, BrokerAPI
 from sqsqueue.console import handles
+from sqsqueue.server._accounts import Accounts
 from sqsqueue.server._app import Endpoint
 
 __all__ = ["NEEDS_MOTO", "MotoRouter", "check_moto", "provider"]
@@ -41,7 +42,7 @@ NEEDS_MOTO = (
 )
 #: SigV4's credential scope: <key>/<date>/<region>/<service>/aws4_request.
 _SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")
-_QUEUE_PATH = re.compile(r"/[0-9]{12}/[A-Za-z0-9_.-]{1,80}/?")
+_QUEUE_PATH = re.compile(r"(/queue/[a-z0-9-]{1,32})?/[0-9]{12}/[A-Za-z0-9_.-]{1,80}/?")
 #: Query actions only SQS has (SNS has its own AddPermission and RemovePermission).
 _SQS_ONLY = frozenset(OPERATIONS) - {"AddPermission", "RemovePermission"}
 #: moto's requests are read whole before they run (S3 uploads included).
@@ -62,20 +63,29 @@ def check_moto() -> None:
 
 
 class _Provider:
-    """The endpoint's broker, offered to moto for its own account and region."""
+    """The endpoint's brokers, offered to moto: the one broker's own account
+    and region (``Broker.serve()``), or every account and region a
+    ``sqsqueue serve`` holds (``accounts``), so what moto's SNS, S3 and
+    EventBridge deliver reaches the queue of the account and region its ARN
+    names (a broker is made there on moto's first look-up, as moto makes a
+    backend)."""
 
-    def __init__(self, broker: BrokerAPI) -> None:
+    def __init__(self, broker: BrokerAPI, accounts: Accounts | None = None) -> None:
         self.broker = broker
+        self.accounts = accounts
 
     def broker_for(self, account: str, region: str) -> BrokerAPI | None:
+        if self.accounts is not None:
+            return self.accounts.broker_for(account, region)
         if (account, region) == (self.broker.account_id, self.broker.region):
             return self.broker
         return None
 
 
-def provider(broker: BrokerAPI) -> _Provider:
-    """What :func:`sqsqueue.moto.activate` is given for a served broker."""
-    return _Provider(broker)
+def provider(broker: BrokerAPI, accounts: Accounts | None = None) -> _Provider:
+    """What :func:`sqsqueue.moto.activate` is given for a served broker (and,
+    for ``sqsqueue serve``, every account and region it holds)."""
+    return _Provider(broker, accounts)
 
 
 def is_sqs(scope: Scope, headers: dict[str, str], form: Callable[[], dict[str, str]]) -> bool:

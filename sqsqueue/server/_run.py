@@ -177,7 +177,11 @@ def attach_console(
                 "--allow-anonymous (allow_anonymous=True) if the network is yours."
             )
     broker: ConsoleBroker = endpoint.broker  # type: ignore[assignment]
-    endpoint.console = Console(broker, credentials=credentials, ui=ui, allow_reset=allow_reset)
+    # sqsqueue serve: every account and region's broker (the default first).
+    brokers: ConsoleBrokers | None = endpoint.accounts  # type: ignore[assignment]
+    endpoint.console = Console(
+        broker, credentials=credentials, ui=ui, allow_reset=allow_reset, brokers=brokers
+    )
 
 
 class EndpointHandle(ServedEndpoint):
@@ -320,7 +324,7 @@ def serve_with_moto(
 
     router = MotoRouter(endpoint)
     handle = EndpointHandle(uvicorn_server(router, idle_timeout), router, sock, host)
-    served = provider(broker)
+    served = provider(broker, endpoint.accounts)
     bridge.activate(served)
     handle.on_close.append(lambda: bridge.deactivate(served))
     return handle
