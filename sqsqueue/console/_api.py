@@ -1,8 +1,17 @@
 """The console's JSON API under ``/_sqsqueue/``: health, reset, and what the
 web console reads and does (``docs/console.md`` lists every route).
 
-Each handler takes the broker, the caller's principal (None: the broker's own
-account) and the request's parameters, and returns ``(status, document)``.
+Each handler takes the caller's principal (None: the broker's own account, or
+on ``sqsqueue serve`` without credentials every account's) and the request's
+parameters, and returns ``(status, document)``.
+
+An endpoint serving every account and region (``sqsqueue serve``) has one
+broker per (account, region). The queue list then covers every broker the
+caller sees (all of them without credentials; with credentials, the key's
+own account in every region), default first; a queue of the default
+(account, region) keeps its path ``/_sqsqueue/api/queues/NAME/...`` and any
+other's is ``/_sqsqueue/api/queues/REGION/ACCOUNT/NAME/...`` (the order of
+its queue URL, ``/queue/REGION/ACCOUNT/NAME``). Reset empties every broker.
 Reads never receive: message pages come from ``Queue.browse``. Every action
 is an engine operation with the caller as principal, so a queue policy
 governs the console as it governs the SQS endpoint. Costs: a page of queues
@@ -12,8 +21,10 @@ is O(page x log n); a page of messages O(page); an action its operation's.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sqsqueue._clock import ManualClock
@@ -21,8 +32,8 @@ from sqsqueue._fifo import FifoQueue
 from sqsqueue._message import MessageInfo
 from sqsqueue._standard import Queue
 from sqsqueue._version import __version__
-from sqsqueue.console._broker import ConsoleBroker
-from sqsqueue.errors import InvalidParameterValue, SQSError
+from sqsqueue.console._broker import ConsoleBroker, ConsoleBrokers, OneBroker
+from sqsqueue.errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 
 __all__ = ["Api", "Reply"]
 
@@ -31,6 +42,20 @@ Reply = tuple[int, dict[str, Any]]
 QUEUES_PAGE_MAX = 200
 #: The longest body the console's send form accepts, as SQS does (1 MiB).
 SEND_BODY_MAX = 1024 * 1024
+#: An AWS account id: what tells ``queues/REGION/ACCOUNT/NAME`` from
+#: ``queues/NAME/ACTION`` (no action is 12 digits).
+_ACCOUNT = re.compile(r"[0-9]{12}")
+
+
+def queue_path(parts: list[str]) -> tuple[str | None, str | None, str, list[str]] | None:
+    """``(region, account, name, action parts)`` of the path parts after
+    ``queues`` (region and account None for the default's ``NAME/...``);
+    None when there is no queue name. O(len(parts))."""
+    if len(parts) >= 3 and _ACCOUNT.fullmatch(parts[1]):
+        return parts[0], parts[1], parts[2], parts[3:]
+    if parts:
+        return None, None, parts[0], parts[1:]
+    return None
 
 
 def _arn_name(arn: object) -> str | None:
@@ -95,11 +120,43 @@ def message_document(info: MessageInfo) -> dict[str, Any]:
 
 
 class Api:
-    """The routes of ``/_sqsqueue/`` over one broker."""
+    """The routes of ``/_sqsqueue/`` over one broker, or over every broker of
+    an endpoint serving every account and region (``brokers``)."""
 
-    def __init__(self, broker: ConsoleBroker, *, allow_reset: bool = False) -> None:
+    def __init__(
+        self,
+        broker: ConsoleBroker,
+        *,
+        allow_reset: bool = False,
+        brokers: ConsoleBrokers | None = None,
+    ) -> None:
+        #: The default broker: health, the clock.
         self.broker = broker
         self.allow_reset = allow_reset
+        #: Whether the endpoint serves every account and region.
+        self.multi = brokers is not None
+        self.brokers: ConsoleBrokers = OneBroker(broker) if brokers is None else brokers
+
+    def visible(self, principal: str | None) -> list[ConsoleBroker]:
+        """The brokers ``principal`` sees, the default first: every one without
+        credentials (None), else those of its own account (as ListQueues
+        lists the caller's own queues). O(brokers)."""
+        return [b for b in self.brokers if principal is None or b.account_id == principal]
+
+    def _broker(self, region: str | None, account: str | None) -> ConsoleBroker:
+        if region is None or account is None:
+            return self.broker
+        broker = self.brokers.get(account, region)
+        if broker is None:
+            raise QueueDoesNotExist()
+        return broker
+
+    def ref(self, broker: ConsoleBroker, name: str) -> str:
+        """The console's path of a queue under ``queues/``: its name in the
+        default broker, ``REGION/ACCOUNT/NAME`` in any other."""
+        if broker is self.broker:
+            return name
+        return f"{broker.region}/{broker.account_id}/{name}"
 
     # -- dispatch -------------------------------------------------------------------
 
@@ -117,8 +174,10 @@ class Api:
             return self.queues
         if rest == ["clock", "advance"] and method == "POST":
             return self.advance
-        if len(rest) >= 2 and rest[0] == "queues":
-            name, action = rest[1], "/".join(rest[2:])
+        found = queue_path(rest[1:]) if rest[:1] == ["queues"] else None
+        if found is not None:
+            region, account, name, tail = found
+            action = "/".join(tail)
             table: dict[tuple[str, str], Callable[..., Reply]] = {
                 ("GET", ""): self.queue,
                 ("GET", "messages"): self.messages,
@@ -134,7 +193,7 @@ class Api:
                 return None
 
             def bound(principal: str | None, params: Mapping[str, Any]) -> Reply:
-                return handler(principal, params, name)
+                return handler(principal, params, self._broker(region, account), name)
 
             return bound
         return None
@@ -145,7 +204,8 @@ class Api:
         """``GET /_sqsqueue/health``: up, version, region, account, durability,
         queue count, the clock, and ``lenient``: for each leniency on, the
         requests it let through that AWS would have refused (``{}`` when the
-        broker is strict). O(number of leniencies)."""
+        broker is strict), summed over every account and region. The rest is
+        the default (account, region)'s. O(brokers x leniencies)."""
         broker = self.broker
         clock = broker.clock
         return 200, {
@@ -158,18 +218,19 @@ class Api:
             "clock": type(clock).__name__,
             "now": clock.now(),
             "reset_allowed": self.reset_allowed,
-            "lenient": broker.lenient_counts(),
+            "lenient": self.brokers.lenient_counts(),
         }
 
     @property
     def reset_allowed(self) -> bool:
         """A broker in memory may always be reset; a durable one only when
         serving was started with ``allow_reset``."""
-        return self.broker.data_dir is None or self.allow_reset
+        return self.allow_reset or all(b.data_dir is None for b in self.brokers)
 
     def reset(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
         """``POST /_sqsqueue/reset``: every queue and move task forgotten, the
-        configured queues made again, empty (``Broker.reset``). O(queues)."""
+        configured queues made again, empty (``Broker.reset``), in every
+        account and region; only the default account may. O(queues)."""
         if principal is not None and principal != self.broker.account_id:
             return 403, {
                 "error": "AccessDenied",
@@ -181,17 +242,22 @@ class Api:
                 "message": "This broker is durable: reset erases its data directory's queues. "
                 "Start serving with --allow-reset (allow_reset=True) to permit it.",
             }
-        self.broker.reset()
-        return 200, {"reset": True, "queues": len(self.broker)}
+        brokers = list(self.brokers)
+        for broker in brokers:
+            broker.reset()
+        return 200, {"reset": True, "queues": sum(len(b) for b in brokers)}
 
     # -- reading ----------------------------------------------------------------------
 
-    def _summary(self, queue: Queue | FifoQueue) -> dict[str, Any]:
+    def _summary(self, broker: ConsoleBroker, queue: Queue | FifoQueue) -> dict[str, Any]:
         m = queue.metrics()
         policy = queue.get_attributes(["RedrivePolicy"]).get("RedrivePolicy")
         redrive = json.loads(policy) if policy else None
         return {
             "name": queue.name,
+            "ref": self.ref(broker, queue.name),
+            "account_id": broker.account_id,
+            "region": broker.region,
             "url": queue.url,
             "arn": queue.arn,
             "fifo": queue.FIFO,
@@ -208,37 +274,80 @@ class Api:
 
     def queues(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
         """``GET /_sqsqueue/api/queues?prefix=&token=&limit=``: a page of
-        queues in name order with their live counts (ListQueues' paging)."""
+        queues in name order with their live counts (ListQueues' paging); on
+        an endpoint of every account and region, the brokers the caller sees
+        one after the other (``brokers``: each one's account, region and
+        queue count)."""
         limit = _number(params, "limit", 50, 1, QUEUES_PAGE_MAX)
-        if principal is not None and principal != self.broker.account_id:
-            # As ListQueues: a key of another account lists its own queues, none here.
-            return 200, {"queues": [], "next_token": None, "total": 0}
-        page = self.broker.list_queues(
-            _text(params, "prefix"), max_results=limit, next_token=_text(params, "token")
-        )
+        prefix = _text(params, "prefix")
+        token = _text(params, "token")
+        if not self.multi:
+            if principal is not None and principal != self.broker.account_id:
+                # As ListQueues: a key of another account lists its own queues, none here.
+                return 200, {"queues": [], "next_token": None, "total": 0}
+            page = self.broker.list_queues(prefix, max_results=limit, next_token=token)
+            queues = self._summaries(self.broker, page.queue_urls)
+            return 200, {
+                "queues": queues,
+                "next_token": page.next_token,
+                "total": len(self.broker),
+            }
+        brokers = self.visible(principal)
+        index, inner = _start(brokers, token)
+        out: list[dict[str, Any]] = []
+        next_token = None
+        while index < len(brokers) and len(out) < limit:
+            broker = brokers[index]
+            page = broker.list_queues(prefix, max_results=limit - len(out), next_token=inner)
+            out += self._summaries(broker, page.queue_urls)
+            if page.next_token is not None:
+                next_token = _token(broker, page.next_token)
+                break
+            index, inner = index + 1, None
+        else:
+            # The page is full at a broker's end: the next page starts at the
+            # next broker holding a queue of the prefix (none: no next page).
+            while index < len(brokers):
+                if brokers[index].list_queues(prefix, max_results=1).queue_urls:
+                    next_token = _token(brokers[index], None)
+                    break
+                index += 1
+        return 200, {
+            "queues": out,
+            "next_token": next_token,
+            "total": sum(len(b) for b in brokers),
+            "brokers": [
+                {"account_id": b.account_id, "region": b.region, "queues": len(b)} for b in brokers
+            ],
+        }
+
+    def _summaries(self, broker: ConsoleBroker, urls: Iterable[str]) -> list[dict[str, Any]]:
         out = []
-        for url in page.queue_urls:
+        for url in urls:
             try:
-                out.append(self._summary(self.broker.get_queue(url)))
+                out.append(self._summary(broker, broker.get_queue(url)))
             except SQSError:
                 continue  # deleted meanwhile
-        return 200, {"queues": out, "next_token": page.next_token, "total": len(self.broker)}
+        return out
 
-    def _queue(self, name: str) -> Queue | FifoQueue:
-        return self.broker.get_queue(name)
+    @staticmethod
+    def _queue(broker: ConsoleBroker, name: str) -> Queue | FifoQueue:
+        return broker.get_queue(name)
 
-    def queue(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def queue(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``GET /_sqsqueue/api/queues/<name>``: attributes, tags, counts, the
         queues that use it as their DLQ and its move tasks."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         attributes = queue.get_attributes(principal=principal)
-        doc = self._summary(queue)
-        sources = self.broker.list_dead_letter_source_queues(
+        doc = self._summary(broker, queue)
+        sources = broker.list_dead_letter_source_queues(
             queue.url, max_results=1000, principal=principal
         )
         doc["sources"] = [url.rsplit("/", 1)[-1] for url in sources.queue_urls]
         doc["move_tasks"] = (
-            self.broker.list_message_move_tasks(queue.arn, max_results=10, principal=principal)
+            broker.list_message_move_tasks(queue.arn, max_results=10, principal=principal)
             if doc["sources"]
             else []
         )
@@ -248,10 +357,12 @@ class Api:
         doc["metrics"] = queue.metrics().as_cloudwatch()
         return 200, doc
 
-    def messages(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def messages(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``GET .../messages?after=&limit=&state=``: a page of messages in
         arrival order, read without receiving (``Queue.browse``)."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         after_raw = _text(params, "after")
         after = None if after_raw is None else _number(params, "after", 0, 0, 1 << 62)
         limit = _number(params, "limit", 50, 1, 1000)
@@ -264,10 +375,12 @@ class Api:
             "next_after": page.next_after,
         }
 
-    def history(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def history(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``GET .../history?message_id=``: one message's lifecycle events,
         when the queue keeps history."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         message_id = _text(params, "message_id", required=True)
         assert message_id is not None
         if not queue.keep_history:
@@ -281,10 +394,12 @@ class Api:
 
     # -- actions ----------------------------------------------------------------------
 
-    def send(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def send(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``POST .../send`` ``{body, delay_seconds?, group_id?,
         deduplication_id?, attributes?: {name: string}}``: SendMessage."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         body = params.get("body")
         if not isinstance(body, str):
             raise InvalidParameterValue("The request must contain the parameter body (a string).")
@@ -309,30 +424,36 @@ class Api:
         )
         return 200, {"message_id": result.message_id, "sequence_number": result.sequence_number}
 
-    def delete(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def delete(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``POST .../delete`` ``{position, message_id}``: delete one stored
         message, whatever its state (``Queue.remove``)."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         position = _number(params, "position", 0, 0, 1 << 62)
         message_id = _text(params, "message_id", required=True)
         assert message_id is not None
         deleted = queue.remove(position, message_id, principal=principal)
         return (200 if deleted else 404), {"deleted": deleted}
 
-    def purge(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def purge(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``POST .../purge``: PurgeQueue (once a minute, as SQS allows)."""
-        self._queue(name).purge(principal=principal)
+        self._queue(broker, name).purge(principal=principal)
         return 200, {"purged": True}
 
-    def redrive(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def redrive(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``POST .../redrive`` ``{destination?, rate?}``: StartMessageMoveTask
         from this dead-letter queue, to its sources or to ``destination``."""
-        queue = self._queue(name)
+        queue = self._queue(broker, name)
         destination = _text(params, "destination")
         rate = params.get("rate")
-        handle = self.broker.start_message_move_task(
+        handle = broker.start_message_move_task(
             queue.arn,
-            destination_arn=None if destination is None else self._queue(destination).arn,
+            destination_arn=None if destination is None else self._queue(broker, destination).arn,
             max_number_of_messages_per_second=None
             if rate in (None, "")
             else _number(params, "rate", 1, 1, 500),
@@ -340,11 +461,13 @@ class Api:
         )
         return 200, {"task_handle": handle}
 
-    def cancel_redrive(self, principal: str | None, params: Mapping[str, Any], name: str) -> Reply:
+    def cancel_redrive(
+        self, principal: str | None, params: Mapping[str, Any], broker: ConsoleBroker, name: str
+    ) -> Reply:
         """``POST .../redrive/cancel`` ``{task_handle}``: CancelMessageMoveTask."""
         handle = _text(params, "task_handle", required=True)
         assert handle is not None
-        moved = self.broker.cancel_message_move_task(handle, principal=principal)
+        moved = broker.cancel_message_move_task(handle, principal=principal)
         return 200, {"moved": moved}
 
     def advance(self, principal: str | None, params: Mapping[str, Any]) -> Reply:
@@ -370,3 +493,29 @@ class Api:
             )
         now = clock.advance(raw)
         return 200, {"now": now}
+
+
+def _token(broker: ConsoleBroker, inner: str | None) -> str:
+    """The queue list's token on an endpoint of every account and region:
+    the broker to go on in and its own ListQueues token."""
+    doc = {"account": broker.account_id, "region": broker.region, "token": inner}
+    return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode("ascii")
+
+
+def _start(brokers: list[ConsoleBroker], token: str | None) -> tuple[int, str | None]:
+    """Where a page of the queue list starts: (index in ``brokers``, the
+    broker's ListQueues token). O(brokers)."""
+    if token is None:
+        return 0, None
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(token.encode()))
+        key = (doc["account"], doc["region"])
+        inner = doc["token"]
+        if not isinstance(inner, str | None):
+            raise TypeError
+        for index, broker in enumerate(brokers):
+            if (broker.account_id, broker.region) == key:
+                return index, inner
+    except (ValueError, KeyError, TypeError, binascii.Error, RecursionError):
+        pass
+    raise InvalidParameterValue("Invalid token value.")

@@ -11,6 +11,13 @@ Security (``docs/console.md`` says why each):
   The key's account is the caller queue policies check, as on the SQS
   endpoint. Without credentials (a loopback bind, or ``allow_anonymous``)
   requests act as the broker's account.
+* **Accounts and regions.** On an endpoint serving every account and region
+  (``sqsqueue serve``: ``brokers``), the queue list and ``/metrics`` cover
+  every broker, the peek finds a queue in the broker its URL names, and
+  reset empties them all. With credentials a key sees its own account's
+  queues in every region (as ListQueues would list them), acts on another
+  account's only as that queue's policy allows, and only the default
+  account's key may reset.
 * **Cross-site requests.** Every state-changing request (POST) must carry the
   header ``X-Sqsqueue-Console: 1``: an HTML form cannot set it and a
   cross-origin script cannot send it without a CORS preflight, which is
@@ -45,10 +52,10 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from sqsqueue.console import _peek, _prometheus
-from sqsqueue.console._api import Api
+from sqsqueue.console._api import Api, queue_path
 from sqsqueue.console._asgi import respond
-from sqsqueue.console._broker import ConsoleBroker
-from sqsqueue.errors import SQSError
+from sqsqueue.console._broker import ConsoleBroker, ConsoleBrokers
+from sqsqueue.errors import QueueDoesNotExist, SQSError
 
 __all__ = ["CONSOLE_PATH", "PREFIXES", "Console", "handles"]
 
@@ -116,7 +123,8 @@ class Console:
     ``credentials`` are the endpoint's (access key id -> (secret, account));
     ``ui`` serves the web console and its actions (off: health, reset, the
     peek and ``/metrics`` only); ``allow_reset`` lets a durable broker be
-    reset.
+    reset. ``brokers`` are every broker of an endpoint serving every account
+    and region (``broker`` is their default); without them, ``broker`` alone.
     """
 
     def __init__(
@@ -126,11 +134,15 @@ class Console:
         credentials: Mapping[str, tuple[str, str]] | None = None,
         ui: bool = True,
         allow_reset: bool = False,
+        brokers: ConsoleBrokers | None = None,
     ) -> None:
         self.broker = broker
         self.credentials = dict(credentials) if credentials else None
         self.ui = ui
-        self.api = Api(broker, allow_reset=allow_reset)
+        self.api = Api(broker, allow_reset=allow_reset, brokers=brokers)
+        self.brokers = self.api.brokers
+        #: Whether the endpoint serves every account and region.
+        self.multi = brokers is not None
         self.endpoint_url = "http://127.0.0.1"
 
     # -- ASGI -------------------------------------------------------------------------
@@ -183,23 +195,24 @@ class Console:
             if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
                 form += _form(body.decode("utf-8", "replace"))
             answer = _peek.peek(
-                self.broker, principal, method, path, form, headers, body, self.endpoint_url
+                self._peek_finder(principal, headers, query),
+                principal,
+                method,
+                path,
+                form,
+                headers,
+                body,
+                self.endpoint_url,
             )
             return answer, dict(form).get("QueueUrl")
         if path == "/metrics":
             self._check_host(headers)
             principal = self._principal(scope, method, headers, body, query)
-            if principal is not None and principal != self.broker.account_id:
+            if not self.multi and principal is not None and principal != self.broker.account_id:
                 return _error(403, "AccessDenied", "/metrics is the broker account's."), None
             if method != "GET":
                 return _error(405, "MethodNotAllowed", "GET /metrics"), None
-            extra = [
-                "# HELP sqsqueue_queues Queues in the broker.",
-                "# TYPE sqsqueue_queues gauge",
-                f"sqsqueue_queues {len(self.broker)}",
-            ]
-            page = _prometheus.render(self.broker.metrics(), extra)
-            return (200, {"Content-Type": _prometheus.CONTENT_TYPE}, page), None
+            return (200, {"Content-Type": _prometheus.CONTENT_TYPE}, self._metrics(principal)), None
         if path in ("/_sqsqueue", "/_sqsqueue/", "/_sqsqueue/console"):
             return (308, {"Location": CONSOLE_PATH, **_SECURITY_HEADERS}, b""), None
         if path.startswith(CONSOLE_PATH):
@@ -220,12 +233,82 @@ class Console:
         if method == "POST":
             self._check_csrf(headers)
             params.update(_json_body(body))
-        queue = parts[2] if len(parts) > 2 and parts[1] == "queues" else None
+        queue = None
+        if len(parts) > 2 and parts[1] == "queues":
+            found = queue_path(parts[2:])
+            if found is not None:
+                region, account, name, _action = found
+                queue = name if region is None else f"{region}/{account}/{name}"
         try:
             status, doc = handler(principal, params)
         except SQSError as err:
             status, doc = err.http_status, {"error": err.code, "message": err.message}
         return _json(status, doc), queue
+
+    def _metrics(self, principal: str | None) -> bytes:
+        """``/metrics``: the broker's queues; on an endpoint of every account
+        and region, those of every broker the caller sees, each sample
+        labelled with its ``account`` and ``region``. O(queues)."""
+        if not self.multi:
+            extra = [
+                "# HELP sqsqueue_queues Queues in the broker.",
+                "# TYPE sqsqueue_queues gauge",
+                f"sqsqueue_queues {len(self.broker)}",
+            ]
+            return _prometheus.render(self.broker.metrics(), extra)
+        brokers = self.api.visible(principal)
+        scopes = [({"account": b.account_id, "region": b.region}, b.metrics()) for b in brokers]
+        extra = [
+            "# HELP sqsqueue_queues Queues in each account and region.",
+            "# TYPE sqsqueue_queues gauge",
+        ]
+        extra += [
+            f"sqsqueue_queues{_prometheus.labels(labels)} {len(metrics)}"
+            for labels, metrics in scopes
+        ]
+        return _prometheus.render({}, extra, scopes=scopes)
+
+    def _peek_finder(
+        self, principal: str | None, headers: Mapping[str, str], query: str
+    ) -> _peek.Finder:
+        """How the peek finds the queue a request names: on one broker, that
+        broker; on every account and region, the broker its URL or ARN (or
+        path's region and account) names, a bare name being the caller's
+        (the request's region is its signature's, else the default)."""
+        brokers = self.brokers
+        if not self.multi:
+            broker = self.broker
+
+            def one(ref: str, account: str | None, region: str | None) -> Any:
+                if account is not None and (account, region) != (
+                    broker.account_id,
+                    broker.region,
+                ):
+                    raise QueueDoesNotExist()
+                return broker.get_queue(ref)
+
+            return one
+        default = brokers.default
+        scope = _scope(headers.get("authorization"), query)
+        caller = principal or default.account_id
+        region = default.region
+        if scope is not None:
+            key, region = scope
+            if principal is None and len(key) == 12 and key.isdigit():
+                caller = key  # LocalStack's convention: a 12-digit key id is the account
+
+        def find(ref: str, account: str | None, in_region: str | None) -> Any:
+            if account is not None and in_region is not None:
+                broker = brokers.get(account, in_region)
+            elif "/" not in ref and not ref.startswith("arn:"):
+                broker = brokers.get(caller, region)  # a bare name: the caller's own queue
+            else:
+                broker = brokers.route(ref, region)
+            if broker is None:
+                raise QueueDoesNotExist()
+            return broker.get_queue(ref)
+
+        return find
 
     def _ui_off(self) -> Answer:
         return _error(
@@ -337,9 +420,9 @@ class Console:
             url += f"?{query}" if query else ""
             # A refused signature raises AWS's error (SQSError): the caller
             # answers it in the request's protocol.
-            return _sigv4.verify(
-                credentials, method, url, scope["headers"], body, self.broker.region
-            )
+            # Every region is served on an endpoint of every account and region.
+            region = None if self.multi else self.broker.region
+            return _sigv4.verify(credentials, method, url, scope["headers"], body, region)
         raise _Refused(
             _error(
                 401,
@@ -349,6 +432,21 @@ class Console:
                 challenge,
             )
         )
+
+
+def _scope(authorization: str | None, query: str) -> tuple[str, str] | None:
+    """(access key id, region) of a request's Signature V4 credential scope,
+    from its Authorization header or a presigned URL's ``X-Amz-Credential``;
+    None without one. O(len(header) + len(query))."""
+    if authorization and "Credential=" in authorization:
+        start = authorization.index("Credential=") + len("Credential=")
+        credential = authorization[start:].split(",", 1)[0].strip()
+    else:
+        credential = dict(parse_qsl(query)).get("X-Amz-Credential", "") if query else ""
+    parts = credential.split("/")
+    if len(parts) != 5 or not parts[0] or not parts[2]:
+        return None
+    return parts[0], parts[2]
 
 
 def _origin(headers: Mapping[str, str], default: str) -> str:

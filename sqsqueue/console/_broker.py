@@ -14,7 +14,7 @@ from sqsqueue._metrics import QueueMetrics
 from sqsqueue._standard import Queue
 from sqsqueue.aws._client import BrokerAPI
 
-__all__ = ["ConsoleBroker"]
+__all__ = ["ConsoleBroker", "ConsoleBrokers", "OneBroker"]
 
 
 class ConsoleBroker(BrokerAPI, Protocol):
@@ -32,3 +32,39 @@ class ConsoleBroker(BrokerAPI, Protocol):
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Queue | FifoQueue]: ...
     def __contains__(self, ref: object) -> bool: ...
+
+
+class ConsoleBrokers(Protocol):
+    """Every broker a served endpoint holds, one per (account, region)
+    (``sqsqueue.server``'s ``Accounts`` for ``sqsqueue serve``;
+    :class:`OneBroker` for an endpoint serving a single broker)."""
+
+    @property
+    def default(self) -> ConsoleBroker: ...
+    def __iter__(self) -> Iterator[ConsoleBroker]: ...
+    def get(self, account: str, region: str) -> ConsoleBroker | None: ...
+    def route(self, ref: object, region: str) -> ConsoleBroker: ...
+    def lenient_counts(self) -> dict[str, int]: ...
+
+
+class OneBroker:
+    """:class:`ConsoleBrokers` of an endpoint serving one broker
+    (``Broker.serve()``): that broker answers every reference itself."""
+
+    __slots__ = ("default",)
+
+    def __init__(self, broker: ConsoleBroker) -> None:
+        self.default = broker
+
+    def __iter__(self) -> Iterator[ConsoleBroker]:
+        yield self.default
+
+    def get(self, account: str, region: str) -> ConsoleBroker | None:
+        broker = self.default
+        return broker if (account, region) == (broker.account_id, broker.region) else None
+
+    def route(self, ref: object, region: str) -> ConsoleBroker:
+        return self.default
+
+    def lenient_counts(self) -> dict[str, int]:
+        return self.default.lenient_counts()

@@ -20,6 +20,10 @@ reference):
   ``IsDelayed``) is ``true``.
 * Nothing changes: messages are read with ``Queue.browse``, which moves no
   visibility, receive count or first-receive time.
+* On an endpoint serving every account and region (``sqsqueue serve``), the
+  queue is looked up in the account and region its URL (or ARN, or the
+  path's ``<region>/<account>``) names; the console gives :func:`peek` that
+  look-up (a :data:`Finder`).
 
 One addition: the answer holds at most ``Limit`` messages (1..1000, default
 1000) in arrival order, and when more remain the header
@@ -32,16 +36,15 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqsqueue._message import Message, MessageInfo
 from sqsqueue._settings import BROWSE_MAX
 from sqsqueue.aws import _errors, _query, _wire
-from sqsqueue.console._broker import ConsoleBroker
 from sqsqueue.errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 
-__all__ = ["BACKDOOR_HANDLE", "PREFIX", "peek", "refuse"]
+__all__ = ["BACKDOOR_HANDLE", "PREFIX", "Finder", "peek", "refuse"]
 
 PREFIX = "/_aws/sqs/messages"
 #: The receipt handle LocalStack gives peeked messages.
@@ -49,6 +52,10 @@ BACKDOOR_HANDLE = "SQS/BACKDOOR/ACCESS"
 _ONLY_RECEIVE = "This endpoint only accepts ReceiveMessage calls"
 
 Answer = tuple[int, dict[str, str], bytes]
+#: The queue a peek names: ``(QueueUrl or name, account, region)`` (account
+#: and region None unless the path names them) to the queue; raises
+#: QueueDoesNotExist when there is none.
+Finder = Callable[[str, str | None, str | None], Any]
 
 
 def _true(value: object) -> bool:
@@ -56,7 +63,7 @@ def _true(value: object) -> bool:
 
 
 def peek(
-    broker: ConsoleBroker,
+    find: Finder,
     principal: str | None,
     method: str,
     path: str,
@@ -84,7 +91,7 @@ def peek(
             operation, params = _query.decode(form, "/", endpoint_url)
             if operation != "ReceiveMessage":
                 raise _errors.InvalidRequest(_ONLY_RECEIVE)
-        queue = _queue(broker, path, values)
+        queue = _queue(find, path, values)
         states = ["visible"]
         show_invisible = _true(values.get("ShowInvisible"))
         show_delayed = _true(values.get("ShowDelayed"))
@@ -135,20 +142,18 @@ def _integer(values: Mapping[str, str], name: str) -> int | None:
     return int(raw)
 
 
-def _queue(broker: ConsoleBroker, path: str, values: Mapping[str, str]) -> Any:
+def _queue(find: Finder, path: str, values: Mapping[str, str]) -> Any:
     rest = path[len(PREFIX) :].strip("/")
     if rest:
         parts = rest.split("/")
         if len(parts) != 3:
             raise QueueDoesNotExist()
         region, account, name = parts
-        if region != broker.region or account != broker.account_id:
-            raise QueueDoesNotExist()
-        return broker.get_queue(name)
+        return find(name, account, region)
     url = values.get("QueueUrl")
     if not url:
         raise QueueDoesNotExist()
-    return broker.get_queue(url)
+    return find(url, None, None)
 
 
 def _message(info: MessageInfo, show_invisible: bool, show_delayed: bool) -> Message:

@@ -9,19 +9,21 @@ deleted), and the ``server`` extra stays uvicorn and botocore alone. The tests
 parse the page with ``prometheus_client``'s own parser.
 
 Names: the AWS name in Prometheus's style, prefixed ``sqsqueue_``, with the
-queue as the ``queue`` label (``docs/console.md`` has the table).
+queue as the ``queue`` label; on ``sqsqueue serve``, which holds every account
+and region, each sample also carries ``account`` and ``region`` labels
+(``docs/console.md`` has the table).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
 from sqsqueue._metrics import QueueMetrics
 
-__all__ = ["CONTENT_TYPE", "FAMILIES", "render"]
+__all__ = ["CONTENT_TYPE", "FAMILIES", "labels", "render"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -97,25 +99,48 @@ def _label(value: str) -> str:
     return _ESCAPE.sub(lambda m: {"\\": "\\\\", '"': '\\"', "\n": "\\n"}[m.group()], value)
 
 
-def render(metrics: Mapping[str, QueueMetrics], extra: Iterable[str] = ()) -> bytes:
+def render(
+    metrics: Mapping[str, QueueMetrics],
+    extra: Iterable[str] = (),
+    *,
+    scopes: Sequence[tuple[Mapping[str, str], Mapping[str, QueueMetrics]]] | None = None,
+) -> bytes:
     """The exposition page for ``metrics`` (``Broker.metrics()``): one family
     per metric, one sample per queue (FIFO's deduplication counter for FIFO
-    queues only). O(queues)."""
+    queues only), labelled ``queue``. With ``scopes`` (``(labels, metrics)``
+    for each broker of an endpoint serving every account and region)
+    ``metrics`` is ignored and every broker's queues are written, each sample
+    carrying its broker's labels (``account``, ``region``) before ``queue``.
+    O(queues)."""
     lines: list[str] = list(extra)
+    groups = [({}, metrics)] if scopes is None else scopes
     queues = [
-        (name, attrs.asdict(values, recurse=False)) for name, values in sorted(metrics.items())
+        (
+            "".join(f'{key}="{_label(value)}",' for key, value in labels.items())
+            + f'queue="{_label(name)}"',
+            attrs.asdict(values, recurse=False),
+        )
+        for labels, group in groups
+        for name, values in sorted(group.items())
     ]
     for name, kind, field, text in FAMILIES:
         lines.append(f"# HELP {name} {text}")
         lines.append(f"# TYPE {name} {kind}")
-        for queue, values in queues:
+        for labels_text, values in queues:
             value = values[field]
             if value is None:
                 continue
-            label = f'{{queue="{_label(queue)}"}}'
+            label = f"{{{labels_text}}}"
             if kind == "summary":
                 lines.append(f"{name}_sum{label} {value}")
                 lines.append(f"{name}_count{label} {values['number_of_messages_sent']}")
             else:
                 lines.append(f"{name}{label} {value}")
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def labels(pairs: Mapping[str, str]) -> str:
+    """``{name="value",...}`` with Prometheus's escapes ("" for no labels)."""
+    if not pairs:
+        return ""
+    return "{" + ",".join(f'{k}="{_label(v)}"' for k, v in pairs.items()) + "}"

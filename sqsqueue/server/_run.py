@@ -176,9 +176,11 @@ def attach_console(
                 "that address could read and delete messages. Give credentials, or "
                 "--allow-anonymous (allow_anonymous=True) if the network is yours."
             )
+    from sqsqueue.console._broker import ConsoleBrokers
+
     broker: ConsoleBroker = endpoint.broker  # type: ignore[assignment]
     # sqsqueue serve: every account and region's broker (the default first).
-    brokers: ConsoleBrokers | None = endpoint.accounts  # type: ignore[assignment]
+    brokers: ConsoleBrokers | None = endpoint.accounts
     endpoint.console = Console(
         broker, credentials=credentials, ui=ui, allow_reset=allow_reset, brokers=brokers
     )
