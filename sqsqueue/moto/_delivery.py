@@ -46,13 +46,26 @@ def _dead_letter_arn(subscription: Any) -> str | None:
     return arn if isinstance(arn, str) else None
 
 
+def _in_queue_account(subscription: Any) -> Any:
+    """``subscription`` as moto delivers it to the account its queue ARN
+    names: moto looks the queue up in the subscription's own account
+    (``sqs_backends[self.account_id]``), AWS in the ARN's. O(1)."""
+    parts = str(subscription.endpoint).split(":")
+    if len(parts) != 6 or parts[4] == subscription.account_id:
+        return subscription
+    moved = copy.copy(subscription)
+    moved.account_id = parts[4]
+    return moved
+
+
 def patch_sns(models: ModuleType) -> None:
     """Wrap moto's ``Subscription.publish`` for subscriptions to queues while a
     provider is active: the topic's message is known to the backend's
     ``send_message`` (for the deduplication id), and a delivery to a queue that
     does not exist goes to the subscription's dead-letter queue when it has
     one (AWS: a client-side error moves the message there). Without one,
-    moto's error stands: moto fails the publish."""
+    moto's error stands: moto fails the publish. A queue of another account
+    gets the message in that account (moto looks in the topic's own)."""
     from moto.sqs.exceptions import QueueDoesNotExist
 
     subscription = models.Subscription
@@ -65,13 +78,14 @@ def patch_sns(models: ModuleType) -> None:
             return original(self, message, message_id, *args, **kwargs)
         token = _delivery.set((self.topic, message))
         try:
-            return original(self, message, message_id, *args, **kwargs)
+            return original(_in_queue_account(self), message, message_id, *args, **kwargs)
         except QueueDoesNotExist:
             dead_letter = _dead_letter_arn(self)
             if dead_letter is None:
                 raise
             redirected = copy.copy(self)
             redirected.endpoint = dead_letter
+            redirected = _in_queue_account(redirected)
             redirected._filter_policy_matcher = None  # the message matched already
             return original(redirected, message, message_id, *args, **kwargs)
         finally:
@@ -158,15 +172,17 @@ def patch_events(models: ModuleType) -> None:
     if getattr(original, "_sqsqueue", False):
         return
 
-    def shaped(target: dict[str, Any]) -> bool:
-        return str(target.get("Arn", "")).startswith("arn:") and (
-            target["Arn"].split(":")[2] == "sqs"
-            and any(k in target for k in ("Input", "InputPath", "InputTransformer"))
-        )
+    def shaped(rule: Any, target: dict[str, Any]) -> bool:
+        arn = str(target.get("Arn", "")).split(":")
+        if len(arn) != 6 or arn[0] != "arn" or arn[2] != "sqs":
+            return False
+        # A queue of another account or region: moto would look in the rule's own.
+        elsewhere = (arn[4], arn[3]) != (rule.account_id, rule.region_name)
+        return elsewhere or any(k in target for k in ("Input", "InputPath", "InputTransformer"))
 
     def send_to_targets(self: Any, event: Any, *args: Any, **kwargs: Any) -> Any:
         transform = kwargs.get("transform_input", args[0] if args else True)
-        ours = [t for t in self.targets if shaped(t)] if current() is not None else []
+        ours = [t for t in self.targets if shaped(self, t)] if current() is not None else []
         if not ours or not transform or not self.event_pattern.matches_event(event):
             return original(self, event, *args, **kwargs)
         sent = _event_as_sent(event)
@@ -175,15 +191,18 @@ def patch_events(models: ModuleType) -> None:
                 body = target["Input"]
             elif "InputPath" in target:
                 body = json.dumps(_at(sent, target["InputPath"]))
-            else:
+            elif "InputTransformer" in target:
                 transformer = target["InputTransformer"]
                 body = _transform(
                     transformer.get("InputTemplate", ""),
                     transformer.get("InputPathsMap", {}),
                     sent,
                 )
+            else:
+                body = json.dumps(sent)  # the event itself, as EventBridge sends it
             group_id = target.get("SqsParameters", {}).get("MessageGroupId")
-            backend = sqs_backends[self.account_id][self.region_name]
+            _arn, _aws, _sqs, region, account, _name = target["Arn"].split(":")
+            backend = sqs_backends[account][region]
             backend.send_message(
                 queue_name=target["Arn"].split(":")[-1], message_body=body, group_id=group_id
             )

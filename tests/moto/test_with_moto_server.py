@@ -311,3 +311,66 @@ def test_with_moto_is_loopback_only_and_needs_moto(tmp_path: Path) -> None:
     assert missing.returncode == 2, missing.stderr
     assert "pip install 'sqsqueue[server,moto]' 'moto[server]'" in missing.stderr
     assert "Traceback" not in refused.stderr + missing.stderr
+
+
+def test_moto_delivers_into_the_account_and_region_its_arn_names(served: str) -> None:
+    """Issue 31 §2: with every account and region served, what moto's SNS
+    delivers reaches the sqsqueue queue the subscription's ARN names: a topic
+    in eu-west-1 into that region's queue, and a topic of moto's account into
+    another account's queue once that queue's policy lets SNS send."""
+
+    def client(service: str, region: str, key: str = "test") -> Any:
+        return boto3.client(
+            service,
+            endpoint_url=served,
+            region_name=region,
+            aws_access_key_id=key,
+            aws_secret_access_key="test",
+        )
+
+    sqs_eu = client("sqs", "eu-west-1")
+    eu_url = sqs_eu.create_queue(QueueName="eu-orders")["QueueUrl"]
+    assert eu_url == f"{served}/queue/eu-west-1/{ACCOUNT}/eu-orders"
+    sns_eu = client("sns", "eu-west-1")
+    topic = sns_eu.create_topic(Name="eu-events")["TopicArn"]
+    assert topic == f"arn:aws:sns:eu-west-1:{ACCOUNT}:eu-events"
+    sns_eu.subscribe(
+        TopicArn=topic,
+        Protocol="sqs",
+        Endpoint=f"arn:aws:sqs:eu-west-1:{ACCOUNT}:eu-orders",
+        Attributes={"RawMessageDelivery": "true"},
+    )
+    sns_eu.publish(TopicArn=topic, Message="to europe")
+    [message] = sqs_eu.receive_message(QueueUrl=eu_url)["Messages"]
+    assert message["Body"] == "to europe"
+    # The default region's queue of the same name stays empty.
+    home = client("sqs", REGION)
+    home_url = home.create_queue(QueueName="eu-orders")["QueueUrl"]
+    assert "Messages" not in home.receive_message(QueueUrl=home_url)
+    # Another account's queue, in the default region.
+    other = client("sqs", REGION, key="111111111111")
+    other_url = other.create_queue(QueueName="inbox")["QueueUrl"]
+    assert other_url == f"{served}/111111111111/inbox"
+    sns = client("sns", REGION)
+    home_topic = sns.create_topic(Name="home-events")["TopicArn"]
+    sns.subscribe(
+        TopicArn=home_topic,
+        Protocol="sqs",
+        Endpoint=f"arn:aws:sqs:{REGION}:111111111111:inbox",
+        Attributes={"RawMessageDelivery": "true"},
+    )
+    sns.publish(TopicArn=home_topic, Message="across accounts")
+    [delivered] = other.receive_message(QueueUrl=other_url)["Messages"]
+    assert delivered["Body"] == "across accounts"
+    # EventBridge: a rule in eu-west-1 targeting that queue, in us-east-1 of another account.
+    events = client("events", "eu-west-1")
+    events.put_rule(Name="to-inbox", EventPattern=json.dumps({"source": ["shop"]}))
+    events.put_targets(
+        Rule="to-inbox",
+        Targets=[{"Id": "inbox", "Arn": f"arn:aws:sqs:{REGION}:111111111111:inbox"}],
+    )
+    events.put_events(
+        Entries=[{"Source": "shop", "DetailType": "order", "Detail": json.dumps({"id": 7})}]
+    )
+    [event] = other.receive_message(QueueUrl=other_url, WaitTimeSeconds=1)["Messages"]
+    assert json.loads(event["Body"])["detail"] == {"id": 7}
