@@ -7,7 +7,6 @@ and written to tests/artifacts/container-budgets.json."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,19 +59,6 @@ def sqs_image(images: None) -> str:
 def moto_image(images: None) -> str:
     """``docker build --target with-moto .``."""
     return _docker.MOTO_IMAGE
-
-
-@pytest.fixture
-def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """boto3 in this process with dummy credentials and a region, whatever
-    the machine has configured (the image allows anonymous access)."""
-    for key in list(os.environ):
-        if key.startswith("AWS_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

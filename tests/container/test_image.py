@@ -318,3 +318,32 @@ def test_the_container_becomes_healthy(sqs_image: str) -> None:
             time.sleep(0.5)
         assert set(statuses.values()) == {"healthy"}, statuses
         assert _docker.health(f"http://127.0.0.1:{port}") == 200
+
+
+def test_a_leniency_from_the_environment(sqs_image: str) -> None:
+    """SQSQUEUE_LENIENT=purge-interval: a second PurgeQueue within 60 s, which
+    AWS refuses (PurgeQueueInProgress), is let through, and counted in the
+    health document."""
+    with _docker.running(
+        sqs_image, env={"SQSQUEUE_LENIENT": "purge-interval"}, name="lenient"
+    ) as c:
+        _docker.wait_health(c)
+        sqs = client(c.url)
+        url = sqs.create_queue(QueueName="purged")["QueueUrl"]
+        sqs.purge_queue(QueueUrl=url)
+        sqs.purge_queue(QueueUrl=url)
+        with urllib.request.urlopen(f"{c.url}/_sqsqueue/health", timeout=5) as reply:
+            health = json.loads(reply.read())
+    assert health["lenient"] == {"purge-interval": 1}, health
+
+
+def test_strict_by_default(sqs_image: str) -> None:
+    """Without a leniency the image refuses the second purge as AWS does."""
+    with _docker.running(sqs_image, name="strict") as c:
+        _docker.wait_health(c)
+        sqs = client(c.url)
+        url = sqs.create_queue(QueueName="purged")["QueueUrl"]
+        sqs.purge_queue(QueueUrl=url)
+        with pytest.raises(ClientError) as refused:
+            sqs.purge_queue(QueueUrl=url)
+    assert "PurgeQueueInProgress" in str(refused.value.response["Error"]["Code"])
