@@ -49,32 +49,13 @@ from sqsqueue._fifo import FifoQueue
 from sqsqueue._standard import Queue
 from sqsqueue.errors import QueueDoesNotExist
 
-__all__ = ["ACCOUNTS_DIR", "Accounts", "Caller", "caller_scope"]
+__all__ = ["ACCOUNTS_DIR", "Accounts", "Caller"]
 
 #: Where a durable server keeps the (account, region)s other than its default.
 ACCOUNTS_DIR = "accounts"
 
 _ACCOUNT = re.compile(r"[0-9]{12}")
 _REGION = re.compile(r"[a-z0-9-]{1,32}")
-#: ``Credential=<key>/<date>/<region>/<service>/aws4_request`` in an Authorization header.
-_CREDENTIAL = "Credential="
-
-
-def caller_scope(authorization: str | None) -> tuple[str, str] | None:
-    """(access key id, region) of a Signature V4 Authorization header's
-    credential scope; None for a request that carries none (or a malformed
-    one: the request then acts in the defaults). O(len(header))."""
-    if not authorization:
-        return None
-    start = authorization.find(_CREDENTIAL)
-    if start < 0:
-        return None
-    start += len(_CREDENTIAL)
-    end = authorization.find(",", start)
-    parts = authorization[start : end if end >= 0 else None].strip().split("/")
-    if len(parts) != 5 or not parts[0] or not _REGION.fullmatch(parts[2]):
-        return None
-    return parts[0], parts[2]
 
 
 class Accounts:

@@ -59,7 +59,7 @@ import re
 import socket
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qsl
 
 from sqsqueue.aws import _errors, _query, _wire
@@ -67,11 +67,18 @@ from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.console import Console, handles
 from sqsqueue.console._asgi import respond
 from sqsqueue.errors import SQSError
-from sqsqueue.server._accounts import Accounts, caller_scope
 from sqsqueue.server._credentials import Credentials, check_credentials
 from sqsqueue.server._eager import continue_in_task, in_task
 
-__all__ = ["DEFAULT_PORT", "MAX_HEADERS", "MAX_HEADER_BYTES", "Endpoint", "is_loopback"]
+__all__ = [
+    "DEFAULT_PORT",
+    "MAX_HEADERS",
+    "MAX_HEADER_BYTES",
+    "AccountsAPI",
+    "Endpoint",
+    "caller_scope",
+    "is_loopback",
+]
 
 logger = logging.getLogger("sqsqueue.server")
 #: One INFO line per request (action, queue, status, duration); off unless configured.
@@ -96,6 +103,45 @@ Answer = tuple[int, dict[str, str], bytes]
 
 _RECEIVE_TARGET = _wire.TARGET_PREFIX + "ReceiveMessage"
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
+
+
+class AccountsAPI(Protocol):
+    """What the endpoint needs of every account and region it serves
+    (:class:`sqsqueue.server._accounts.Accounts`, typed by this protocol so
+    that this module, which ``Broker.serve()`` imports, never imports the
+    engine's broker)."""
+
+    @property
+    def default(self) -> BrokerAPI: ...
+    @property
+    def single(self) -> bool: ...
+    def caller(self, account: str, region: str) -> BrokerAPI: ...
+    def broker_for(self, account: str, region: str) -> BrokerAPI: ...
+
+
+#: ``Credential=<key>/<date>/<region>/<service>/aws4_request`` in an Authorization header.
+_CREDENTIAL = "Credential="
+
+
+def caller_scope(authorization: str | None) -> tuple[str, str] | None:
+    """(access key id, region) of a Signature V4 Authorization header's
+    credential scope; None for a request that carries none (or a malformed
+    one: the request then acts in the defaults). O(len(header))."""
+    if not authorization:
+        return None
+    start = authorization.find(_CREDENTIAL)
+    if start < 0:
+        return None
+    start += len(_CREDENTIAL)
+    end = authorization.find(",", start)
+    parts = authorization[start : end if end >= 0 else None].strip().split("/")
+    if len(parts) != 5 or not parts[0] or not _SCOPE_REGION.fullmatch(parts[2]):
+        return None
+    return parts[0], parts[2]
+
+
+#: A region name in a credential scope.
+_SCOPE_REGION = re.compile(r"[a-z0-9-]{1,32}")
 
 
 class _RequestTooLarge(Exception):
@@ -143,7 +189,7 @@ class Endpoint:
         max_request_bytes: int = _wire.MAX_REQUEST_BYTES,
         max_headers: int = MAX_HEADERS,
         max_header_bytes: int = MAX_HEADER_BYTES,
-        accounts: Accounts | None = None,
+        accounts: AccountsAPI | None = None,
     ) -> None:
         self.broker = broker
         #: Every account and region (``sqsqueue serve``, :mod:`._accounts`);
@@ -391,7 +437,7 @@ class Endpoint:
 
     def _client_of(
         self,
-        accounts: Accounts,
+        accounts: AccountsAPI,
         headers: Mapping[str, str],
         principal: str | None,
         region: str,

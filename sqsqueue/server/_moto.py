@@ -31,8 +31,7 @@ from urllib.parse import parse_qsl, unquote
 
 from sqsqueue.aws._client import OPERATIONS, BrokerAPI
 from sqsqueue.console import handles
-from sqsqueue.server._accounts import Accounts
-from sqsqueue.server._app import Endpoint
+from sqsqueue.server._app import AccountsAPI, Endpoint
 
 __all__ = ["NEEDS_MOTO", "MotoRouter", "check_moto", "provider"]
 
@@ -70,7 +69,7 @@ class _Provider:
     names (a broker is made there on moto's first look-up, as moto makes a
     backend)."""
 
-    def __init__(self, broker: BrokerAPI, accounts: Accounts | None = None) -> None:
+    def __init__(self, broker: BrokerAPI, accounts: AccountsAPI | None = None) -> None:
         self.broker = broker
         self.accounts = accounts
 
@@ -82,7 +81,7 @@ class _Provider:
         return None
 
 
-def provider(broker: BrokerAPI, accounts: Accounts | None = None) -> _Provider:
+def provider(broker: BrokerAPI, accounts: AccountsAPI | None = None) -> _Provider:
     """What :func:`sqsqueue.moto.activate` is given for a served broker (and,
     for ``sqsqueue serve``, every account and region it holds)."""
     return _Provider(broker, accounts)

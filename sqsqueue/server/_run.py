@@ -12,7 +12,7 @@ import math
 import socket
 import threading
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from sqsqueue._ports import ServedEndpoint
 from sqsqueue.aws._client import BrokerAPI
@@ -180,7 +180,9 @@ def attach_console(
 
     broker: ConsoleBroker = endpoint.broker  # type: ignore[assignment]
     # sqsqueue serve: every account and region's broker (the default first).
-    brokers: ConsoleBrokers | None = endpoint.accounts
+    # The endpoint types them by what it needs (AccountsAPI); sqsqueue serve's
+    # Accounts is also what the console needs.
+    brokers = cast("ConsoleBrokers | None", endpoint.accounts)
     endpoint.console = Console(
         broker, credentials=credentials, ui=ui, allow_reset=allow_reset, brokers=brokers
     )
