@@ -37,6 +37,7 @@ look-up; while a single (account, region) exists it is skipped entirely.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterator, Mapping
@@ -51,6 +52,8 @@ from sqsqueue.errors import QueueDoesNotExist
 
 __all__ = ["ACCOUNTS_DIR", "Accounts", "Caller"]
 
+#: The callers (account, region pairs) whose broker interface is kept made.
+MAX_CALLERS = 10_000
 #: Where a durable server keeps the (account, region)s other than its default.
 ACCOUNTS_DIR = "accounts"
 
@@ -138,6 +141,9 @@ class Accounts:
         key = (account, region)
         caller = self._callers.get(key)
         if caller is None:
+            if len(self._callers) >= MAX_CALLERS:
+                # Anonymous requests may name any 12-digit key: the cache stays bounded.
+                self._callers.clear()
             caller = self._callers[key] = Caller(self, account, region)
         return caller
 
@@ -238,8 +244,8 @@ class Caller:
         """ListQueues of the caller's own account and region."""
         own = self._own()
         if own is None:
-            # Validated as a broker would, by an empty one of the same names.
-            own = _EMPTY
+            # Validated as a broker would, by an empty one.
+            own = _empty()
         return own.list_queues(prefix, max_results=max_results, next_token=next_token)
 
     def list_dead_letter_source_queues(
@@ -281,6 +287,8 @@ class Caller:
         return self._route(source_arn).cancel_message_move_task(task_handle, principal=principal)
 
 
-#: ListQueues' answer in an (account, region) with no queues: a broker that is
-#: never written, so its validation of the parameters is the real one.
-_EMPTY: Broker[Any] = Broker(account_id="000000000000")
+@functools.cache
+def _empty() -> Broker[Any]:
+    """ListQueues' answer in an (account, region) with no queues: a broker that
+    is never written, so its validation of the parameters is the real one."""
+    return Broker(account_id="000000000000")
