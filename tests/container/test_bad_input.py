@@ -15,7 +15,9 @@ import pytest
 
 from tests.container import _docker
 
-pytestmark = pytest.mark.container
+# The first test of a run waits for both images to build (about 100 s on an idle
+# machine, longer on a busy one): more than the suite's 300 s per test is allowed.
+pytestmark = [pytest.mark.container, pytest.mark.timeout(1800)]
 
 
 def run_to_exit(

@@ -25,7 +25,9 @@ from botocore.exceptions import ClientError
 from tests.container import _docker
 from tests.container.conftest import record
 
-pytestmark = pytest.mark.container
+# The first test of a run waits for both images to build (about 100 s on an idle
+# machine, longer on a busy one): more than the suite's 300 s per test is allowed.
+pytestmark = [pytest.mark.container, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[2]
 AWS = Path(os.environ.get("SQSQUEUE_VENV", ROOT / ".venv")) / "awscli" / "bin" / "aws"
