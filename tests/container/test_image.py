@@ -349,3 +349,25 @@ def test_strict_by_default(sqs_image: str) -> None:
         with pytest.raises(ClientError) as refused:
             sqs.purge_queue(QueueUrl=url)
     assert "PurgeQueueInProgress" in str(refused.value.response["Error"]["Code"])
+
+
+def test_every_account_and_region_in_one_container(sqs_image: str) -> None:
+    """LocalStack's convention in the image: a 12-digit access key id is the
+    request's account, the signature's region its region; each (account,
+    region) has its own queues of the same name."""
+    with _docker.running(sqs_image, name="accounts") as c:
+        _docker.wait_health(c)
+        arns = {}
+        for key, region in [("111111111111", "us-east-1"), ("222222222222", "eu-west-1")]:
+            sqs = client(c.url, key=key, region=region)
+            url = sqs.create_queue(QueueName="shared-name")["QueueUrl"]
+            sqs.send_message(QueueUrl=url, MessageBody=f"for {key}")
+            attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+            arns[key] = attrs["Attributes"]["QueueArn"]
+            [m] = sqs.receive_message(QueueUrl=url)["Messages"]
+            assert m["Body"] == f"for {key}"
+            assert sqs.list_queues()["QueueUrls"] == [url]
+    assert arns == {
+        "111111111111": "arn:aws:sqs:us-east-1:111111111111:shared-name",
+        "222222222222": "arn:aws:sqs:eu-west-1:222222222222:shared-name",
+    }
