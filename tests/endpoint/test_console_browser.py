@@ -6,8 +6,11 @@ One session walks what a developer does (docs/console.md): load the console,
 see a queue appear after a boto3 send, peek at a message (which stays
 unreceived), send one from the page, watch an in-flight message become
 visible when the ``ManualClock`` is advanced from the page, purge; and a body
-that is HTML shows as text. Screenshots go to ``tests/artifacts/`` (not
-committed) for a person to look at.
+that is HTML shows as text. On ``sqsqueue serve``'s every account and region,
+the list shows each queue's account and region and a queue of another
+account opens, acts and links (``#/queues/REGION/ACCOUNT/NAME``) as the
+default's do. Screenshots go to ``tests/artifacts/`` (not committed) for a
+person to look at.
 
 Skipped, saying why, only where Chromium or Playwright is missing (a machine
 without Debian's packages); ``python3 tests`` installs both.
@@ -26,6 +29,7 @@ import pytest
 
 from sqsqueue import Broker, ManualClock
 from sqsqueue.server import EndpointHandle
+from tests.endpoint.test_console_accounts import DEFAULT, A, B, make_queues, serving
 
 CHROMIUM = os.environ.get("SQSQUEUE_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -97,7 +101,9 @@ def client(endpoint: EndpointHandle) -> Any:
 
 
 def cell(page: Any, queue: str, column: int) -> Any:
-    return page.locator(f"#queues tr[data-queue='{queue}'] td").nth(column)
+    """The ``column``-th cell of a queue's row, not counting the account and
+    region cells (shown only when queues of several are listed)."""
+    return page.locator(f"#queues tr[data-queue='{queue}'] td:not(.scope)").nth(column)
 
 
 def test_a_session_in_the_console(
@@ -227,3 +233,106 @@ def test_queue_names_keep_to_one_line_inside_the_panel(
     sync_api.expect(page.locator("#queue-title")).to_have_text("q-0001")
     fits()
     shot(page, "long-names")
+
+
+def test_every_account_and_region_in_one_console(browser: Any, page: Any) -> None:
+    """``sqsqueue serve`` with queues in three accounts and three regions: the
+    list shows each one's account and region, a queue of another account
+    opens with its own messages, takes a message sent from the page, and its
+    address (``#/queues/REGION/ACCOUNT/NAME``) opens it again after a reload.
+    A message body that is HTML stays text there too."""
+    expect = sync_api.expect
+    with serving() as endpoint:
+        make_queues(endpoint.endpoint_url)
+        html = '<img src=x onerror="window.__owned = 1">'
+        b_client = boto3.client(
+            "sqs",
+            endpoint_url=endpoint.endpoint_url,
+            region_name="us-west-2",
+            aws_access_key_id=B,
+            aws_secret_access_key="x",
+        )
+        jobs = b_client.get_queue_url(QueueName="jobs")["QueueUrl"]
+        b_client.send_message(QueueUrl=jobs, MessageBody=html)
+        page.goto(endpoint.console_url)
+        rows = page.locator("#queues tr[data-queue]")
+        expect(rows).to_have_count(4)
+        expect(page.locator("#queue-total")).to_have_text("(4 in 3 accounts, 3 regions)")
+        expect(page.locator("#broker")).to_contain_text(f"default us-east-1 · account {DEFAULT}")
+        assert [rows.nth(i).get_attribute("data-queue") for i in range(4)] == [
+            "orders",
+            f"eu-west-1/{A}/orders",
+            f"us-east-1/{A}/orders",
+            f"us-west-2/{B}/jobs",
+        ]
+        other = f"eu-west-1/{A}/orders"
+        scope = page.locator(f"#queues tr[data-queue='{other}'] td.scope")
+        expect(scope.nth(0)).to_have_text(A)
+        expect(scope.nth(1)).to_have_text("eu-west-1")
+        expect(page.locator("#queues th.scope").first).to_be_visible()
+        expect(cell(page, f"us-west-2/{B}/jobs", 1)).to_have_text("4")
+        shot(page, "accounts-1-list")
+
+        # A queue of another account and region: its own messages, its own actions.
+        page.locator(f"#queues tr[data-queue='{other}']").click()
+        expect(page.locator("#queue-title")).to_have_text("orders")
+        expect(page.locator("#queue-scope")).to_have_text(f"eu-west-1 · account {A}")
+        expect(page.locator("#messages tr[data-position]")).to_have_count(1)
+        expect(page.locator("#messages")).to_contain_text("a-eu")
+        assert page.evaluate("window.location.hash") == f"#/queues/eu-west-1/{A}/orders"
+        page.locator("#send-body").fill("sent to A in eu-west-1")
+        page.locator("#send").click()
+        expect(cell(page, other, 1)).to_have_text("2", timeout=10_000)
+        a_eu = boto3.client(
+            "sqs",
+            endpoint_url=endpoint.endpoint_url,
+            region_name="eu-west-1",
+            aws_access_key_id=A,
+            aws_secret_access_key="x",
+        )
+        url = a_eu.get_queue_url(QueueName="orders")["QueueUrl"]
+        got = a_eu.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+        assert sorted(m["Body"] for m in got) == ["a-eu", "sent to A in eu-west-1"]
+        # The same name in A's us-east-1 is another queue, untouched.
+        expect(cell(page, f"us-east-1/{A}/orders", 1)).to_have_text("2")
+        page.locator("#messages tr[data-position]").first.click()
+        shot(page, "accounts-2-queue")
+
+        # Its address opens it again.
+        page.reload()
+        expect(page.locator("#queue-scope")).to_have_text(f"eu-west-1 · account {A}")
+        expect(page.locator("#queues tr.selected")).to_have_attribute("data-queue", other)
+
+        # B's queue: a body that is HTML stays text.
+        page.locator(f"#queues tr[data-queue='us-west-2/{B}/jobs']").click()
+        expect(page.locator("#queue-scope")).to_have_text(f"us-west-2 · account {B}")
+        page.locator("#messages tr[data-position]").last.click()
+        expect(page.locator("#detail-body")).to_have_text(html)
+        assert page.evaluate("window.__owned") is None
+        assert page.locator("#message-detail img, #messages img").count() == 0
+
+        # An address naming no queue opens none; one that is not a queue's
+        # reference (a path out of the API) is never requested.
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        for hash_ in (f"#/queues/ap-south-1/{A}/orders", "#/queues/..%2F..%2Freset"):
+            page.goto(f"{endpoint.console_url}{hash_}")
+            expect(rows).to_have_count(4)
+            expect(page.locator("#queue-panel")).to_be_hidden()
+        assert not [url for url in requested if "reset" in url or "/.." in url], requested
+
+
+def test_one_account_shows_no_account_columns(
+    served: tuple[Broker[ManualClock], EndpointHandle], page: Any
+) -> None:
+    broker, endpoint = served
+    broker.create_queue("orders")
+    page.goto(endpoint.console_url)
+    sync_api.expect(cell(page, "orders", 0)).to_have_text("orders")
+    sync_api.expect(page.locator("#queues th.scope").first).to_be_hidden()
+    sync_api.expect(page.locator("#queues td.scope").first).to_be_hidden()
+    sync_api.expect(page.locator("#queue-total")).to_have_text("(1)")
+    page.locator("#queues tr[data-queue='orders']").click()
+    sync_api.expect(page.locator("#queue-title")).to_have_text("orders")
+    sync_api.expect(page.locator("#queue-scope")).to_be_hidden()
+    assert page.evaluate("window.location.hash") == "#/queues/orders"

@@ -1,6 +1,11 @@
 // The sqsqueue console: polls the JSON API of /_sqsqueue/ once a second and
 // builds the page with DOM calls and textContent only: queue names, bodies
 // and attributes are user data and never become HTML.
+//
+// A queue is known by its "ref", its path under /_sqsqueue/api/queues/: its
+// name in the server's default account and region, REGION/ACCOUNT/NAME in any
+// other (sqsqueue serve holds every account and region). The page of a queue
+// is #/queues/REF, so a link to one can be shared.
 "use strict";
 
 (function () {
@@ -14,7 +19,8 @@
     tokens: [null],      // the ListQueues token of each page seen (null: the first)
     page: 0,
     nextToken: null,
-    selected: null,      // the selected queue's name
+    selected: null,      // the selected queue's ref
+    scoped: false,       // queues of more than one account or region are listed
     queue: null,         // its last detail document
     after: [null],       // message page cursors
     messagePage: 0,
@@ -27,6 +33,11 @@
   };
 
   function $(id) { return document.getElementById(id); }
+
+  // The API path of a queue's ref, each segment escaped.
+  function queuePath(ref) {
+    return `${API}/queues/${ref.split("/").map(encodeURIComponent).join("/")}`;
+  }
 
   function el(tag, props, ...children) {
     const node = document.createElement(tag);
@@ -99,9 +110,9 @@
     catch (e) { return {}; }
   }
 
-  function recordDepth(name, visible, inFlight, delayed) {
+  function recordDepth(ref, visible, inFlight, delayed) {
     const now = Date.now();
-    const series = state.depths[name] || (state.depths[name] = []);
+    const series = state.depths[ref] || (state.depths[ref] = []);
     series.push([now, visible, inFlight, delayed]);
     while (series.length && series[0][0] < now - HISTORY_MS) series.shift();
   }
@@ -160,20 +171,34 @@
     if (token) params.set("token", token);
     const doc = await call("GET", `${API}/queues?${params}`);
     state.nextToken = doc.next_token;
-    $("queue-total").textContent = `(${doc.total})`;
+    // An endpoint of every account and region lists each broker's queues:
+    // the account and region columns show once there is more than one.
+    const brokers = doc.brokers || [];
+    state.scoped = brokers.length > 1 || doc.queues.some((q) => q.ref !== q.name);
+    const accounts = new Set(brokers.map((b) => b.account_id)).size;
+    const regions = new Set(brokers.map((b) => b.region)).size;
+    $("queue-total").textContent = state.scoped
+      ? `(${doc.total} in ${accounts} account${accounts === 1 ? "" : "s"}, ${regions} region${regions === 1 ? "" : "s"})`
+      : `(${doc.total})`;
+    for (const node of document.querySelectorAll("#queues th.scope")) node.hidden = !state.scoped;
     const rows = doc.queues.map((q) => {
-      recordDepth(q.name, q.visible, q.in_flight, q.delayed);
+      const ref = q.ref || q.name;
+      recordDepth(ref, q.visible, q.in_flight, q.delayed);
       const spark = svg("svg", { class: "spark" });
-      plot(spark, state.depths[q.name], 96, 22, false);
-      const row = el("tr", { "data-queue": q.name, onclick: () => select(q.name) },
+      plot(spark, state.depths[ref], 96, 22, false);
+      const account = el("td", { class: "scope" }, q.account_id);
+      const region = el("td", { class: "scope" }, q.region);
+      account.hidden = region.hidden = !state.scoped;
+      const row = el("tr", { "data-queue": ref, onclick: () => select(ref) },
         el("td", { class: "name", title: q.name }, q.name, q.fifo ? " " : null, q.fifo ? el("span", { class: "badge" }, "FIFO") : null),
+        account, region,
         el("td", { class: "num" }, q.visible),
         el("td", { class: "num" }, q.in_flight),
         el("td", { class: "num" }, q.delayed),
         el("td", { class: "num" }, q.visible + q.in_flight + q.delayed ? age(q.age) : "–"),
         el("td", {}, q.dead_letter_queue ? `${q.dead_letter_queue} (after ${q.max_receive_count})` : "–"),
         el("td", {}, spark));
-      if (q.name === state.selected) row.classList.add("selected");
+      if (ref === state.selected) row.classList.add("selected");
       return row;
     });
     $("queues").tBodies[0].replaceChildren(...rows);
@@ -183,16 +208,41 @@
 
   // -- one queue -----------------------------------------------------------------
 
-  function select(name) {
-    if (state.selected !== name) {
-      state.selected = name;
+  function select(ref) {
+    if (state.selected !== ref) {
+      state.selected = ref;
       state.after = [null];
       state.messagePage = 0;
       state.message = null;
       $("message-detail").hidden = true;
     }
     $("queue-panel").hidden = false;
+    const hash = `#/queues/${ref.split("/").map(encodeURIComponent).join("/")}`;
+    if (window.location.hash !== hash) history.replaceState(null, "", hash);
     refresh();
+  }
+
+  // The queue a #/queues/REF address names (null for none). A ref is a queue
+  // name, or REGION/ACCOUNT/NAME: nothing else (no "..") reaches a request path.
+  function fromHash() {
+    const match = /^#\/queues\/(.+)$/.exec(window.location.hash);
+    if (!match) return null;
+    let parts;
+    try { parts = match[1].split("/").map(decodeURIComponent); }
+    catch (e) { return null; }
+    const name = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,80}$/;
+    const ok = parts.length === 1
+      ? name.test(parts[0])
+      : parts.length === 3 && /^[a-z0-9-]{1,32}$/.test(parts[0]) && /^[0-9]{12}$/.test(parts[1]) && name.test(parts[2]);
+    return ok ? parts.join("/") : null;
+  }
+
+  function deselect() {
+    state.selected = null;
+    state.queue = null;
+    $("queue-panel").hidden = true;
+    $("message-detail").hidden = true;
+    if (window.location.hash) history.replaceState(null, "", window.location.pathname + window.location.search);
   }
 
   function fact(label, value) {
@@ -200,21 +250,24 @@
   }
 
   async function refreshQueue() {
-    const name = state.selected;
-    if (!name) return;
+    const ref = state.selected;
+    if (!ref) return;
     let q;
     try {
-      q = await call("GET", `${API}/queues/${encodeURIComponent(name)}`);
+      q = await call("GET", queuePath(ref));
     } catch (error) {
       if (error.code === "QueueDoesNotExist") {
-        state.selected = null;
-        $("queue-panel").hidden = true;
+        deselect();
         return;
       }
       throw error;
     }
     state.queue = q;
+    $("queue-panel").hidden = false;
     $("queue-title").textContent = q.name;
+    const scope = $("queue-scope");
+    scope.textContent = `${q.region} · account ${q.account_id}`;
+    scope.hidden = !state.scoped && (q.ref || q.name) === q.name;
     $("queue-kind").textContent = q.fifo ? "FIFO" : "standard";
     for (const node of document.querySelectorAll(".fifo-only")) node.hidden = !q.fifo;
     for (const node of document.querySelectorAll(".standard-only")) node.hidden = q.fifo;
@@ -224,8 +277,8 @@
       fact("deleted", q.deleted),
       fact("visibility timeout", `${q.attributes.VisibilityTimeout} s`),
       fact("dead letters to", q.dead_letter_queue || "–"));
-    recordDepth(q.name, q.visible, q.in_flight, q.delayed);
-    plot($("depth-chart"), state.depths[q.name], 600, 120, true);
+    recordDepth(ref, q.visible, q.in_flight, q.delayed);
+    plot($("depth-chart"), state.depths[ref], 600, 120, true);
     const redrive = $("redrive");
     redrive.hidden = q.sources.length === 0;
     if (q.sources.length) {
@@ -243,12 +296,12 @@
   }
 
   async function refreshMessages() {
-    const name = state.selected;
+    const ref = state.selected;
     const params = new URLSearchParams({ limit: "50" });
     const after = state.after[state.messagePage];
     if (after !== null && after !== undefined) params.set("after", String(after));
     if (state.stateFilter) params.set("state", state.stateFilter);
-    const doc = await call("GET", `${API}/queues/${encodeURIComponent(name)}/messages?${params}`);
+    const doc = await call("GET", `${queuePath(ref)}/messages?${params}`);
     state.nextAfter = doc.next_after;
     let selected = null;
     const rows = doc.messages.map((m) => {
@@ -286,7 +339,7 @@
     $("detail-attributes").tBodies[0].replaceChildren(...rows);
     const list = $("detail-history");
     try {
-      const doc = await call("GET", `${API}/queues/${encodeURIComponent(state.selected)}/history?message_id=${encodeURIComponent(m.message_id)}`);
+      const doc = await call("GET", `${queuePath(state.selected)}/history?message_id=${encodeURIComponent(m.message_id)}`);
       list.replaceChildren(...(doc.kept
         ? doc.events.map((e) => el("li", {}, `${when(e.time)} ${e.event}`, Object.keys(e.detail).length ? ` ${JSON.stringify(e.detail)}` : ""))
         : [el("li", { class: "muted" }, "history is not kept for this queue (keep_history)")]));
@@ -298,7 +351,7 @@
 
   async function act(action, body, done) {
     try {
-      await call("POST", `${API}/queues/${encodeURIComponent(state.selected)}/${action}`, body);
+      await call("POST", `${queuePath(state.selected)}/${action}`, body);
       setStatus(done);
       await refresh();
     } catch (error) {
@@ -311,7 +364,8 @@
   async function refreshBroker() {
     const h = await call("GET", "/_sqsqueue/health");
     state.now = h.now;
-    $("broker").textContent = `${h.region} · account ${h.account_id} · ${h.durable ? "durable" : "in memory"} · ${h.clock} · v${h.version}`;
+    const where = `${h.region} · account ${h.account_id}`;
+    $("broker").textContent = `${state.scoped ? `default ${where}` : where} · ${h.durable ? "durable" : "in memory"} · ${h.clock} · v${h.version}`;
     const manual = h.clock === "ManualClock";
     $("clock-form").hidden = !manual;
     if (manual) $("clock-now").textContent = `virtual time ${when(h.now)}`;
@@ -383,7 +437,8 @@
       act("send", body, "message sent").then(() => { $("send-body").value = ""; });
     });
     $("purge").addEventListener("click", () => {
-      if (window.confirm(`Purge every message of ${state.selected}?`)) act("purge", {}, "queue purged");
+      const name = state.queue ? state.queue.name : state.selected;
+      if (window.confirm(`Purge every message of ${name}?`)) act("purge", {}, "queue purged");
     });
     $("redrive-start").addEventListener("click", () => act("redrive", {}, "redrive started"));
     $("delete").addEventListener("click", () => {
@@ -408,6 +463,13 @@
   }
 
   wire();
-  refresh();
+  window.addEventListener("hashchange", () => {
+    const ref = fromHash();
+    if (ref) select(ref);
+    else if (state.selected) deselect();
+  });
+  const linked = fromHash();
+  if (linked) select(linked);
+  else refresh();
   window.setInterval(refresh, POLL_MS);
 })();
