@@ -294,12 +294,18 @@ def start(
     volumes: Sequence[str] = (),
     port: int | None = None,
     name: str = "c",
+    host: str | None = "127.0.0.1",
 ) -> Container:
     """``docker run -d --network host`` of ``image`` with serve options
-    ``args``; the port is a free one, given as SQSQUEUE_PORT."""
+    ``args``; the port is a free one, given as SQSQUEUE_PORT. On the host's
+    network the image's 0.0.0.0 would be every address of the machine: the
+    server binds ``host`` (SQSQUEUE_HOST), loopback unless a test asks for
+    the image's own default (None)."""
     port = free_port() if port is None else port
     container = Container(new_name(name), port)
     flags = ["--network", "host", "--name", container.name, "-e", f"SQSQUEUE_PORT={port}"]
+    if host is not None:
+        flags += ["-e", f"SQSQUEUE_HOST={host}"]
     for key, value in (env or {}).items():
         flags += ["-e", f"{key}={value}"]
     for volume in volumes:

@@ -27,8 +27,8 @@ def run_to_exit(
     server that starts instead of refusing is removed after 10 s."""
     name = _docker.new_name("bad")
     args = ["docker", "run", "--rm", "--network", "host", "--name", name]
-    # A free port: a server that wrongly starts clashes with nothing.
-    args += ["-e", f"SQSQUEUE_PORT={_docker.free_port()}"]
+    # A free port on loopback: a server that wrongly starts clashes with nothing.
+    args += ["-e", f"SQSQUEUE_PORT={_docker.free_port()}", "-e", "SQSQUEUE_HOST=127.0.0.1"]
     for key, value in env.items():
         args += ["-e", f"{key}={value}"]
     for volume in volumes:

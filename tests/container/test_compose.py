@@ -51,6 +51,7 @@ services:
     network_mode: host
     environment:
       SQSQUEUE_PORT: "{port}"
+      SQSQUEUE_HOST: "127.0.0.1"
   app:
     image: {image}
     network_mode: host

@@ -173,7 +173,8 @@ def test_serve_options_as_arguments_and_environment(sqs_image: str) -> None:
     server's defaults) is named by both in its ARN; the server said at start
     that anonymous access is on, in one line."""
     env = {"SQSQUEUE_ACCOUNT_ID": "111122223333"}
-    with _docker.running(sqs_image, "--region", "eu-west-1", env=env, name="args") as c:
+    # The image's own 0.0.0.0 (on the host's network: briefly, every address).
+    with _docker.running(sqs_image, "--region", "eu-west-1", env=env, name="args", host=None) as c:
         _docker.wait_health(c)
         status, created = sqs_call(c.url, "CreateQueue", {"QueueName": "orders"})
         assert status == 200, created
