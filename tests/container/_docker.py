@@ -11,12 +11,15 @@ interrupted one left.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import socket
 import subprocess
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
@@ -117,15 +120,23 @@ def debian_mirror() -> str:
     return found[0] if found else "http://deb.debian.org/debian"
 
 
+#: The label of :data:`CI_BASE` naming the CA bundle it carries: a machine
+#: whose bundle changed (a new proxy CA) gets a base with the new one.
+CA_LABEL = "org.sqsqueue.ci.ca-bundle-sha256"
+
+
 def ensure_base() -> str:
     """The base image to build on: ``SQSQUEUE_CONTAINER_BASE`` when set, else
-    :data:`CI_BASE`, made once (debootstrap, then ``docker import``) and
-    cached as an image and as a tarball under :data:`CACHE`."""
+    :data:`CI_BASE`, made once (debootstrap, then ``docker import`` with the
+    machine's CA bundle) and cached as an image and, without the machine's
+    CAs, as a tarball under :data:`CACHE`."""
     given = os.environ.get("SQSQUEUE_CONTAINER_BASE")
     if given:
         return given
-    if image_exists(CI_BASE):
+    digest = hashlib.sha256(_bundle()).hexdigest()
+    if image_exists(CI_BASE) and _labels(CI_BASE).get(CA_LABEL) == digest:
         return CI_BASE
+    _replaced.append(image_id(CI_BASE) or "")
     tarball = CACHE / f"{SUITE}-python3.tar"
     if not tarball.exists():
         _debootstrap(tarball)
@@ -135,10 +146,59 @@ def ensure_base() -> str:
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "ENV LANG=C.UTF-8",
         f"ENV PIP_CERT={CA_BUNDLE}",
+        f"LABEL {CA_LABEL}={digest}",
     ]
     args = [arg for change in changes for arg in ("--change", change)]
-    docker("import", *args, str(tarball), CI_BASE, timeout=600)
+    _import_with_machine_cas(tarball, [*args, "-", CI_BASE])
     return CI_BASE
+
+
+#: Base images that :func:`ensure_base` replaced (a changed CA bundle): removed
+#: by :func:`remove_replaced` once the images built on them are rebuilt.
+_replaced: list[str] = []
+
+
+def _bundle() -> bytes:
+    """The machine's CA bundle; none where the machine has none."""
+    return CA_BUNDLE.read_bytes() if CA_BUNDLE.exists() else b""
+
+
+def remove_replaced() -> None:
+    for old in _replaced:
+        if old:
+            subprocess.run(["docker", "rmi", old], capture_output=True, check=False)
+    _replaced.clear()
+
+
+def _labels(ref: str) -> dict[str, str]:
+    labels = json.loads(docker("image", "inspect", "--format", "{{json .Config.Labels}}", ref))
+    return dict(labels or {})
+
+
+def _import_with_machine_cas(tarball: Path, import_args: list[str]) -> None:
+    """``docker import`` of ``tarball`` with the machine's CA bundle (a
+    superset of Debian's, with any egress proxy's CA) in place of Debian's."""
+    bundle = _bundle()
+    inside = {str(CA_BUNDLE).lstrip("/"), "." + str(CA_BUNDLE)}
+    proc = subprocess.Popen(
+        ["docker", "import", *import_args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    with tarfile.open(tarball, "r:") as src, tarfile.open(fileobj=proc.stdin, mode="w|") as out:
+        for member in src:
+            if member.name in inside and member.isreg() and bundle:
+                member.size = len(bundle)
+                out.addfile(member, io.BytesIO(bundle))
+            elif member.isreg():
+                out.addfile(member, src.extractfile(member))
+            else:
+                out.addfile(member)
+    _, stderr = proc.communicate(timeout=600)  # closes stdin: the end of the tar
+    if proc.returncode != 0:
+        raise AssertionError(f"docker import failed: {stderr.decode(errors='replace')}")
 
 
 def _debootstrap(tarball: Path) -> None:
@@ -163,8 +223,7 @@ def _debootstrap(tarball: Path) -> None:
             stdout=subprocess.DEVNULL,
             timeout=1800,
         )
-        # The machine's CA bundle (a superset of Debian's, with any proxy's CA).
-        shutil.copyfile(CA_BUNDLE, rootfs / str(CA_BUNDLE).lstrip("/"))
+        # Debian's own CAs stay in the tarball: the machine's go in at import.
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             for entry in (rootfs / junk).glob("*"):
                 if entry.is_file():
@@ -359,3 +418,16 @@ def cleanup_leftovers() -> None:
     volumes = docker("volume", "ls", "-q", "--filter", f"name={PREFIX}", check=False)
     for volume in volumes.split():
         subprocess.run(["docker", "volume", "rm", "-f", volume], capture_output=True, check=False)
+    # Untagged images built on the CI base (every stage inherits its label)
+    # that no tag holds any more: an interrupted or concurrent run's. Only
+    # those older than any build, so that a build under way keeps its steps.
+    docker(
+        "image",
+        "prune",
+        "-f",
+        "--filter",
+        f"label={CA_LABEL}",
+        "--filter",
+        "until=45m",
+        check=False,
+    )

@@ -47,6 +47,7 @@ def base_image(docker_daemon: None) -> str:
 def images(base_image: str) -> None:
     """Both images (and the build stages, tagged as cache), built once."""
     record("build of both images (all stages)", _docker.build_all(base_image), "s", 0)
+    _docker.remove_replaced()
 
 
 @pytest.fixture(scope="session")
