@@ -68,3 +68,31 @@ def test_the_guide_states_each_budget() -> None:
     text = GUIDE.read_text(encoding="utf-8")
     for limit in ("< 2 s", "≤ 80 MB", "≤ 60 MB", "< 5 s"):
         assert limit in text, limit
+
+
+def test_the_sdist_can_build_the_images(tmp_path: Path) -> None:
+    """An unpacked sdist is a working tree for tests/container too: it holds
+    the Dockerfile and every file the Dockerfile copies."""
+    import subprocess
+    import sys
+    import tarfile
+
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    [sdist] = tmp_path.glob("sqsqueue-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        names = {n.removeprefix(f"{top}/") for n in archive.getnames()}
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    copied = {
+        word.rstrip("/")
+        for line in dockerfile.splitlines()
+        if line.startswith("COPY ") and "--from=" not in line
+        for word in line.split()[1:-1]
+    }
+    assert copied == {"pyproject.toml", "README.md", "LICENSE", "sqsqueue", "docker/healthcheck.py"}
+    for path in [*copied, "Dockerfile", ".dockerignore"]:
+        assert path in names or any(n.startswith(f"{path}/") for n in names), path
