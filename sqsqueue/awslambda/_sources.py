@@ -47,8 +47,9 @@ class Source(Protocol):
     def visibility_timeout(self) -> int | None:
         """The queue's VisibilityTimeout, in seconds (None if unreadable)."""
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
-        """Up to ``limit`` (1-10) messages as event records, long-polling ``wait`` seconds."""
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
+        """Up to ``limit`` (1-10) messages as event records, long-polling ``wait``
+        seconds; ``md5_null`` as for ``_event.from_message``."""
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         """Delete by receipt handle (in batches of 10); the handles deleted."""
@@ -77,11 +78,11 @@ class QueueSource:
     def visibility_timeout(self) -> int | None:
         return int(self.queue.get_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         messages = self.queue.receive(
             limit, wait_time_seconds=wait, attribute_names=_ALL, message_attribute_names=_ALL
         )
-        return [from_message(m, self.arn, self.region) for m in messages]
+        return [from_message(m, self.arn, self.region, md5_null) for m in messages]
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         done: set[str] = set()
@@ -116,7 +117,7 @@ class BotoSource:
     def visibility_timeout(self) -> int | None:
         return self._visibility
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         reply = self.client.receive_message(
             QueueUrl=self.url,
             MaxNumberOfMessages=limit,
@@ -124,7 +125,9 @@ class BotoSource:
             MessageSystemAttributeNames=list(_ALL),
             MessageAttributeNames=list(_ALL),
         )
-        return [from_boto(m, self.arn, self.region) for m in reply.get("Messages", [])]
+        return [
+            from_boto(m, self.arn, self.region, md5_null) for m in reply.get("Messages", [])
+        ]
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         done: set[str] = set()
