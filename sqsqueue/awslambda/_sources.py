@@ -25,6 +25,8 @@ from sqsqueue._limits import US
 from sqsqueue._polling import wake_time
 from sqsqueue._standard import Queue
 from sqsqueue.awslambda._event import Record, from_boto, from_message
+from sqsqueue.awslambda._settings import InvalidParameterValueException
+from sqsqueue.errors import QueueDoesNotExist
 
 __all__ = ["BotoSource", "QueueSource", "Source"]
 
@@ -32,6 +34,20 @@ __all__ = ["BotoSource", "QueueSource", "Source"]
 #: ``run_until_idle`` looks again (its clock's seconds).
 REMOTE_RECHECK = 1.0
 _NEVER = 1 << 62  # a deadline later than any (µs)
+#: The error codes a missing queue comes back with: the query protocol's
+#: (botocore maps JSON answers to it too) and the JSON protocol's own.
+_NO_QUEUE_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
+
+
+def no_such_queue() -> InvalidParameterValueException:
+    """What CreateEventSourceMapping answers for a queue that does not exist
+    (recorded: LocalStack's AWS-validated test_esm_with_not_existing_sqs_queue,
+    2025-11-25: InvalidParameterValueException, HTTP 400, this text)."""
+    return InvalidParameterValueException(
+        "Error occurred while ReceiveMessage. SQS Error Code: "
+        "AWS.SimpleQueueService.NonExistentQueue. SQS Error Message: The specified queue "
+        "does not exist."
+    )
 _ALL = ("All",)
 
 
@@ -76,7 +92,11 @@ class QueueSource:
         self.clock = queue.clock
 
     def visibility_timeout(self) -> int | None:
-        return int(self.queue.get_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
+        try:
+            attributes = self.queue.get_attributes(["VisibilityTimeout"])
+        except QueueDoesNotExist:
+            raise no_such_queue() from None  # a queue deleted from its broker
+        return int(attributes["VisibilityTimeout"])
 
     def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         messages = self.queue.receive(
@@ -106,9 +126,15 @@ class BotoSource:
         self.client = client
         self.url = queue_url
         self.clock = clock if clock is not None else SystemClock()
-        attributes = client.get_queue_attributes(
-            QueueUrl=queue_url, AttributeNames=["QueueArn", "VisibilityTimeout"]
-        )["Attributes"]
+        try:
+            attributes = client.get_queue_attributes(
+                QueueUrl=queue_url, AttributeNames=["QueueArn", "VisibilityTimeout"]
+            )["Attributes"]
+        except Exception as exc:  # botocore's ClientError, not imported here
+            code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
+            if code in _NO_QUEUE_CODES:
+                raise no_such_queue() from None
+            raise
         self.arn = attributes["QueueArn"]
         self._visibility = int(attributes["VisibilityTimeout"])
         self.region, self.account_id = _parts(self.arn)
