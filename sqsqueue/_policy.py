@@ -20,7 +20,8 @@ other than the queue owner's are allowed only when a statement grants them:
   (reference_policies_elements_notprincipal): an ``Allow`` with
   ``NotPrincipal`` grants nothing here. Whether SQS refuses such a policy
   when it is set is UNCONFIRMED (no SQS page says; sqsqueue stores it, and
-  it errs on the side of refusing access). docs/aws-behaviour.md §5 has the
+  it errs on the side of refusing access). ``NotResource`` likewise applies
+  to every queue it does not match. docs/aws-behaviour.md §5 has the
   finding and its sources;
 * an applicable ``Deny`` wins over any ``Allow``;
 * statements with a ``Condition`` are validated but not evaluated: sqsqueue has
@@ -124,9 +125,12 @@ def validate(doc: dict[str, Any]) -> None:
             raise _bad_policy(f"{action_key} must be a string or a list of strings.")
         if len(_as_list(actions)) > ACTIONS_PER_STATEMENT_MAX:
             raise OverLimit("A Statement may name at most 7 actions.")
-        resources = st.get("Resource", "*")
+        if "Resource" in st and "NotResource" in st:
+            raise _bad_policy("A Statement may not have both Resource and NotResource.")
+        resource_key = "NotResource" if "NotResource" in st else "Resource"
+        resources = st.get(resource_key, "*")
         if not all(isinstance(r, str) for r in _as_list(resources)):
-            raise _bad_policy("Resource must be a string or a list of strings.")
+            raise _bad_policy(f"{resource_key} must be a string or a list of strings.")
         condition = st.get("Condition")
         if condition is not None:
             if not isinstance(condition, dict):
@@ -208,15 +212,19 @@ def is_allowed(doc: dict[str, Any] | None, principal: str, action: str, resource
                 continue
         elif not _covers(_as_list(st["Action"]), action):
             continue
-        if not any(
-            r == "*" or fnmatch.fnmatchcase(resource_arn, r)
-            for r in _as_list(st.get("Resource", resource_arn))
-        ):
+        if "NotResource" in st:  # every resource but those listed (IAM's NotResource)
+            if _names_resource(st["NotResource"], resource_arn):
+                continue
+        elif not _names_resource(st.get("Resource", resource_arn), resource_arn):
             continue
         if st["Effect"] == "Deny":
             return False
         allowed = True
     return allowed
+
+
+def _names_resource(value: Any, resource_arn: str) -> bool:
+    return any(r == "*" or fnmatch.fnmatchcase(resource_arn, r) for r in _as_list(value))
 
 
 def caller_account(principal: object) -> str:

@@ -675,3 +675,17 @@ class TestNegations:
         del allow["Action"]
         with pytest.raises(errors.OverLimit):
             set_policy(q, {**allow, "NotAction": [f"sqs:A{i}" for i in range(8)]})
+
+    def test_not_resource(self, broker: Broker) -> None:
+        """IAM's third pair: NotResource applies to every resource it does not match."""
+        q = broker.create_queue("jobs")
+        other = broker.create_queue("other")
+        allow = statement("sqs:SendMessage")
+        del allow["Resource"]
+        set_policy(q, {**allow, "NotResource": other.arn})
+        q.send("x", principal=OTHER)
+        set_policy(q, {**allow, "NotResource": q.arn})
+        with pytest.raises(errors.AccessDenied):
+            q.send("y", principal=OTHER)
+        with pytest.raises(errors.InvalidAttributeValue, match="both Resource and NotResource"):
+            set_policy(q, {**allow, "NotResource": q.arn, "Resource": "*"})
