@@ -39,6 +39,7 @@ from sqsqueue.awslambda._settings import (
     settings,
 )
 from sqsqueue.awslambda._sources import BotoSource, QueueSource, Source
+from sqsqueue.errors import QueueDoesNotExist
 
 __all__ = ["EventSourceMapping", "resolve_handler"]
 
@@ -48,6 +49,17 @@ _registry_lock = threading.Lock()
 _by_queue: weakref.WeakKeyDictionary[Queue | FifoQueue, _Entries] = weakref.WeakKeyDictionary()
 #: Queue URLs: (endpoint URL, queue ARN) -> {function key: mapping}.
 _by_url: dict[tuple[str | None, str], _Entries] = {}
+
+
+def no_such_queue() -> InvalidParameterValueException:
+    """What CreateEventSourceMapping answers for a queue that does not exist
+    (recorded: LocalStack's AWS-validated test_esm_with_not_existing_sqs_queue,
+    2025-11-25: InvalidParameterValueException, HTTP 400, this text)."""
+    return InvalidParameterValueException(
+        "Error occurred while ReceiveMessage. SQS Error Code: "
+        "AWS.SimpleQueueService.NonExistentQueue. SQS Error Message: The specified queue "
+        "does not exist."
+    )
 
 
 def _entries(mapping: EventSourceMapping) -> _Entries:
@@ -153,7 +165,10 @@ class EventSourceMapping:
         elif isinstance(queue, str):
             if client is None:
                 raise TypeError("a queue URL needs client=: a boto3 SQS client")
-            source = BotoSource(client, queue, clock)
+            try:
+                source = BotoSource(client, queue, clock)
+            except QueueDoesNotExist:
+                raise no_such_queue() from None
         else:
             raise TypeError(f"queue must be a Queue, a FifoQueue or a queue URL, not {queue!r}")
         if keep_invocations is not None and (
@@ -164,9 +179,11 @@ class EventSourceMapping:
             raise ValueError(
                 f"keep_invocations must be None or an int >= 0, not {keep_invocations!r}"
             )
-        valid = settings(
-            fifo=source.fifo, visibility_timeout=source.visibility_timeout(), **settings_
-        )
+        try:
+            visibility = source.visibility_timeout()
+        except QueueDoesNotExist:  # a queue deleted from its broker
+            raise no_such_queue() from None
+        valid = settings(fifo=source.fifo, visibility_timeout=visibility, **settings_)
         function = resolve_handler(handler)
         self._poller = Poller(
             source,
@@ -177,7 +194,7 @@ class EventSourceMapping:
         )
         #: The mapping's id, as Lambda's UUID (named in a conflict's message).
         self.uuid = str(uuid.uuid4())
-        self._scope: object = (
+        self._scope: Queue | FifoQueue | tuple[str | None, str] = (
             queue
             if isinstance(queue, (Queue, FifoQueue))
             else (getattr(getattr(client, "meta", None), "endpoint_url", None), source.arn)

@@ -25,7 +25,6 @@ from sqsqueue._limits import US
 from sqsqueue._polling import wake_time
 from sqsqueue._standard import Queue
 from sqsqueue.awslambda._event import Record, from_boto, from_message
-from sqsqueue.awslambda._settings import InvalidParameterValueException
 from sqsqueue.errors import QueueDoesNotExist
 
 __all__ = ["BotoSource", "QueueSource", "Source"]
@@ -37,17 +36,6 @@ _NEVER = 1 << 62  # a deadline later than any (µs)
 #: The error codes a missing queue comes back with: the query protocol's
 #: (botocore maps JSON answers to it too) and the JSON protocol's own.
 _NO_QUEUE_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
-
-
-def no_such_queue() -> InvalidParameterValueException:
-    """What CreateEventSourceMapping answers for a queue that does not exist
-    (recorded: LocalStack's AWS-validated test_esm_with_not_existing_sqs_queue,
-    2025-11-25: InvalidParameterValueException, HTTP 400, this text)."""
-    return InvalidParameterValueException(
-        "Error occurred while ReceiveMessage. SQS Error Code: "
-        "AWS.SimpleQueueService.NonExistentQueue. SQS Error Message: The specified queue "
-        "does not exist."
-    )
 _ALL = ("All",)
 
 
@@ -92,11 +80,9 @@ class QueueSource:
         self.clock = queue.clock
 
     def visibility_timeout(self) -> int | None:
-        try:
-            attributes = self.queue.get_attributes(["VisibilityTimeout"])
-        except QueueDoesNotExist:
-            raise no_such_queue() from None  # a queue deleted from its broker
-        return int(attributes["VisibilityTimeout"])
+        # A queue deleted from its broker raises QueueDoesNotExist (the mapping
+        # answers it with Lambda's error).
+        return int(self.queue.get_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
 
     def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         messages = self.queue.receive(
@@ -120,7 +106,8 @@ class QueueSource:
 
 
 class BotoSource:
-    """A queue URL and a boto3 SQS client (any endpoint, AWS included)."""
+    """A queue URL and a boto3 SQS client (any endpoint, AWS included). A URL
+    naming no queue raises sqsqueue's QueueDoesNotExist."""
 
     def __init__(self, client: Any, queue_url: str, clock: Clock | None = None) -> None:
         self.client = client
@@ -133,7 +120,7 @@ class BotoSource:
         except Exception as exc:  # botocore's ClientError, not imported here
             code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
             if code in _NO_QUEUE_CODES:
-                raise no_such_queue() from None
+                raise QueueDoesNotExist() from None  # the mapping answers it, Lambda's way
             raise
         self.arn = attributes["QueueArn"]
         self._visibility = int(attributes["VisibilityTimeout"])
@@ -151,9 +138,7 @@ class BotoSource:
             MessageSystemAttributeNames=list(_ALL),
             MessageAttributeNames=list(_ALL),
         )
-        return [
-            from_boto(m, self.arn, self.region, md5_null) for m in reply.get("Messages", [])
-        ]
+        return [from_boto(m, self.arn, self.region, md5_null) for m in reply.get("Messages", [])]
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         done: set[str] = set()

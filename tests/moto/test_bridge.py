@@ -226,9 +226,7 @@ def test_sns_fifo_topic_to_standard_queue(world: MockSQS | None) -> None:
     _subscribe(topic, arn)
     sns = _client("sns")
     sns.publish(TopicArn=topic, Message="message", MessageGroupId="message_group_id")
-    sns.publish(
-        TopicArn=topic, Message="second", MessageGroupId="g", MessageDeduplicationId="d1"
-    )
+    sns.publish(TopicArn=topic, Message="second", MessageGroupId="g", MessageDeduplicationId="d1")
     received = _receive(url)
     assert [json.loads(m["Body"])["Message"] for m in received] == ["message", "second"]
     if world is not None:  # moto's own queue keeps the ids it is handed
