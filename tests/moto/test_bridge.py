@@ -221,6 +221,8 @@ def test_sns_fifo_topic_to_standard_queue(world: MockSQS | None) -> None:
     tests/test_sns/test_publishing.py::test_publish_from_sns_fifo_to_standard_sqs.
     With sqsqueue the publish failed: the bridge passed moto's deduplication
     id on, which SQS refuses on a standard queue."""
+    if world is None and MOTO_5_0:
+        pytest.skip("moto 5.0's own queue refuses the group id: the sqsqueue run still runs")
     url, arn = _queue("standard")
     topic = _topic("orders.fifo", FifoTopic="true", ContentBasedDeduplication="true")
     _subscribe(topic, arn)
