@@ -168,7 +168,7 @@ def matches_any(patterns: tuple[Pattern, ...], record: Mapping[str, Any]) -> boo
     parsed = False
     for pattern in patterns:
         tree = pattern.tree
-        view: Mapping[str, Any] = record
+        view: Mapping[str, Any] = record if type(record) is dict else dict(record)
         if isinstance(tree.get("body"), dict) or _or_looks_in_body(tree):
             if not parsed:
                 body, parsed = _parse(record.get("body")), True
@@ -193,65 +193,67 @@ def _parse(body: object) -> object:
     return value if isinstance(value, dict) else _NOT_JSON
 
 
-def _children(values: list[Any], key: str) -> list[Any]:
-    """The values at ``key`` of every object in ``values``, arrays flattened."""
-    out: list[Any] = []
-    for value in values:
-        if isinstance(value, Mapping) and key in value:
-            child = value[key]
-            if isinstance(child, list):
-                out.extend(_flatten(child))
-            else:
-                out.append(child)
-    return out
-
-
-def _flatten(items: list[Any]) -> list[Any]:
-    out: list[Any] = []
+def _flatten(items: list[Any], out: list[Any]) -> None:
     for item in items:
-        if isinstance(item, list):
-            out.extend(_flatten(item))
+        if type(item) is list:
+            _flatten(item, out)
         else:
             out.append(item)
-    return out
 
 
 def _match_object(pattern: Mapping[str, Any], values: list[Any]) -> bool:
     """Whether the objects among ``values`` match ``pattern``. Cost: linear in
-    the pattern and in the values it reaches."""
+    the pattern and in the values it reaches (records and JSON are dicts)."""
     for key, sub in pattern.items():
         if key == "$or":
-            if not any(_match_object(alt, values) for alt in sub):
+            for alt in sub:
+                if _match_object(alt, values):
+                    break
+            else:
                 return False
             continue
-        children = _children(values, key)
-        if any(child is _NOT_JSON for child in children):
-            return False
-        if isinstance(sub, dict):
+        # The values at ``key`` of every object among ``values``, arrays flattened.
+        children: list[Any] = []
+        for value in values:
+            if type(value) is dict and key in value:
+                child = value[key]
+                if child is _NOT_JSON:
+                    return False
+                if type(child) is list:
+                    _flatten(child, children)
+                else:
+                    children.append(child)
+        if type(sub) is dict:
             if not _match_object(sub, children):
                 return False
-        elif not _match_leaf(sub, [c for c in children if not isinstance(c, Mapping)]):
+        elif not _match_leaf(sub, children):
             return False
     return True
 
 
 def _match_leaf(matchers: list[Any], values: list[Any]) -> bool:
-    if not values:  # absent: missing, a missing parent, an object, an empty array
-        return any(isinstance(m, dict) and m.get("exists") is False for m in matchers)
-    return any(_match_one(m, v) for m in matchers for v in values)
+    leaves = [v for v in values if type(v) is not dict]
+    if not leaves:  # absent: missing, a missing parent, an object, an empty array
+        return any(type(m) is dict and m.get("exists") is False for m in matchers)
+    for m in matchers:
+        for v in leaves:
+            if _match_one(m, v):
+                return True
+    return False
 
 
 def _match_one(m: object, v: object) -> bool:
-    if not isinstance(m, dict):
+    if type(m) is not dict:
         return _equals(m, v)
-    [(op, arg)] = m.items()
-    if op == "exists":
-        return bool(arg)  # a leaf value is there
-    if op == "numeric":
-        return _number(v) and _in_range(arg, v)  # type: ignore[arg-type]
-    if op == "anything-but":
-        return _anything_but(arg, v)
-    return _string_op(op, arg, v)
+    for op, arg in m.items():  # exactly one (validated)
+        if op == "exists":
+            return bool(arg)  # a leaf value is there
+        if op == "numeric":
+            return _number(v) and _in_range(arg, v)  # type: ignore[arg-type]
+        if op == "anything-but":
+            return _anything_but(arg, v)
+        return _string_op(op, arg, v)
+    return False
 
 
 def _equals(m: object, v: object) -> bool:
