@@ -10,6 +10,19 @@ other than the queue owner's are allowed only when a statement grants them:
   ``Action`` covers the operation (``"*"``, ``"sqs:*"``, ``"SQS:SendMessage"``;
   case-insensitive, ``*``/``?`` wildcards) and its ``Resource`` matches the
   queue ARN (``"*"`` and wildcards allowed; absent means this queue);
+* ``NotAction`` and ``NotPrincipal``, the IAM grammar's negations, are
+  accepted in their place (each statement has exactly one of ``Action`` and
+  ``NotAction``, and one of ``Principal`` and ``NotPrincipal``: "mutually
+  exclusive", IAM User Guide, reference_policies_elements): a ``NotAction``
+  statement applies to every action it does not cover, a ``NotPrincipal``
+  one to every caller it does not name. IAM says ``NotPrincipal`` "must be
+  used with "Effect":"Deny". Using it with "Effect":"Allow" is not supported"
+  (reference_policies_elements_notprincipal): an ``Allow`` with
+  ``NotPrincipal`` grants nothing here. Whether SQS refuses such a policy
+  when it is set is UNCONFIRMED (no SQS page says; sqsqueue stores it, and
+  it errs on the side of refusing access). ``NotResource`` likewise applies
+  to every queue it does not match. docs/aws-behaviour.md §5 has the
+  finding and its sources;
 * an applicable ``Deny`` wins over any ``Allow``;
 * statements with a ``Condition`` are validated but not evaluated: sqsqueue has
   no request context (source ARN, IP, time of day), so such a statement never
@@ -104,17 +117,20 @@ def validate(doc: dict[str, Any]) -> None:
             raise _bad_policy("Each Statement must be a JSON object.")
         if st.get("Effect") not in ("Allow", "Deny"):
             raise _bad_policy("Each Statement needs an Effect of Allow or Deny.")
-        if "Principal" not in st:
-            raise _bad_policy("Each Statement needs a Principal.")
-        principals += len(_principals(st["Principal"]))
-        actions = st.get("Action")
-        if actions is None or not all(isinstance(a, str) for a in _as_list(actions)):
-            raise _bad_policy("Each Statement needs an Action.")
+        principal_key = _one_of(st, "Principal", "NotPrincipal")
+        principals += len(_principals(st[principal_key]))
+        action_key = _one_of(st, "Action", "NotAction")
+        actions = st[action_key]
+        if not all(isinstance(a, str) for a in _as_list(actions)):
+            raise _bad_policy(f"{action_key} must be a string or a list of strings.")
         if len(_as_list(actions)) > ACTIONS_PER_STATEMENT_MAX:
             raise OverLimit("A Statement may name at most 7 actions.")
-        resources = st.get("Resource", "*")
+        if "Resource" in st and "NotResource" in st:
+            raise _bad_policy("A Statement may not have both Resource and NotResource.")
+        resource_key = "NotResource" if "NotResource" in st else "Resource"
+        resources = st.get(resource_key, "*")
         if not all(isinstance(r, str) for r in _as_list(resources)):
-            raise _bad_policy("Resource must be a string or a list of strings.")
+            raise _bad_policy(f"{resource_key} must be a string or a list of strings.")
         condition = st.get("Condition")
         if condition is not None:
             if not isinstance(condition, dict):
@@ -124,6 +140,19 @@ def validate(doc: dict[str, Any]) -> None:
                 raise OverLimit("A Statement may hold at most 10 conditions.")
     if principals > PRINCIPALS_MAX:
         raise OverLimit("Policy names more than 50 principals.")
+
+
+def _one_of(statement: dict[str, Any], element: str, negation: str) -> str:
+    """Which of ``element`` and its ``negation`` the statement has: exactly one
+    (IAM: the two are mutually exclusive; one is needed)."""
+    if element in statement and negation in statement:
+        raise _bad_policy(f"A Statement may not have both {element} and {negation}.")
+    if element in statement:
+        return element
+    if negation in statement:
+        return negation
+    article = "an" if element[0] in "AEIOU" else "a"
+    raise _bad_policy(f"Each Statement needs {article} {element} or a {negation}.")
 
 
 def _principals(value: Any) -> list[str]:
@@ -171,19 +200,31 @@ def is_allowed(doc: dict[str, Any] | None, principal: str, action: str, resource
     for st in _as_list(doc.get("Statement", [])):
         if "Condition" in st:
             continue  # not evaluated: see the module docstring
-        if not _names_caller(_principals(st["Principal"]), principal):
+        if "NotPrincipal" in st:
+            if st["Effect"] == "Allow":
+                continue  # "not supported" by IAM: grants nothing (module docstring)
+            if _names_caller(_principals(st["NotPrincipal"]), principal):
+                continue
+        elif not _names_caller(_principals(st["Principal"]), principal):
             continue
-        if not _covers(_as_list(st["Action"]), action):
+        if "NotAction" in st:
+            if _covers(_as_list(st["NotAction"]), action):
+                continue
+        elif not _covers(_as_list(st["Action"]), action):
             continue
-        if not any(
-            r == "*" or fnmatch.fnmatchcase(resource_arn, r)
-            for r in _as_list(st.get("Resource", resource_arn))
-        ):
+        if "NotResource" in st:  # every resource but those listed (IAM's NotResource)
+            if _names_resource(st["NotResource"], resource_arn):
+                continue
+        elif not _names_resource(st.get("Resource", resource_arn), resource_arn):
             continue
         if st["Effect"] == "Deny":
             return False
         allowed = True
     return allowed
+
+
+def _names_resource(value: Any, resource_arn: str) -> bool:
+    return any(r == "*" or fnmatch.fnmatchcase(resource_arn, r) for r in _as_list(value))
 
 
 def caller_account(principal: object) -> str:

@@ -587,3 +587,105 @@ class TestFifoPrincipal:
         [m] = q.receive()
         assert m.attributes["SenderId"] == OTHER
         check_all(broker)
+
+
+class TestNegations:
+    """NotAction and NotPrincipal, the IAM grammar's negations (docs/aws-behaviour.md
+    §5, "Policy": the finding and its sources). IAM User Guide,
+    reference_policies_elements: Action/NotAction and Principal/NotPrincipal
+    are mutually exclusive; reference_policies_elements_notaction: with
+    Allow, every action not listed; reference_policies_elements_notprincipal:
+    NotPrincipal "must be used with "Effect":"Deny"", with Allow "not
+    supported"."""
+
+    def test_not_action_semantics(self, broker: Broker) -> None:
+        q = broker.create_queue("jobs")
+        allow = statement("x")
+        del allow["Action"]
+        set_policy(q, {**allow, "NotAction": ["sqs:ReceiveMessage", "sqs:PurgeQueue"]})
+        q.send("x", principal=OTHER)  # every action but the two
+        with pytest.raises(errors.AccessDenied):
+            q.receive(principal=OTHER)
+        with pytest.raises(errors.AccessDenied):
+            q.purge(principal=OTHER)
+        with pytest.raises(errors.AccessDenied):  # the owner's alone, whatever a policy says
+            q.set_attributes({"DelaySeconds": "1"}, principal=OTHER)
+        assert len(q) == 1
+
+    def test_not_action_deny(self, broker: Broker) -> None:
+        """Deny with NotAction denies every action but those listed."""
+        q = broker.create_queue("jobs")
+        deny = statement("x", effect="Deny")
+        del deny["Action"]
+        set_policy(q, statement("sqs:*"), {**deny, "NotAction": "sqs:SendMessage"})
+        q.send("x", principal=OTHER)
+        with pytest.raises(errors.AccessDenied):
+            q.receive(principal=OTHER)
+
+    def test_not_principal_deny(self, broker: Broker) -> None:
+        """Deny with NotPrincipal denies every caller it does not name."""
+        q = broker.create_queue("jobs")
+        deny = statement("sqs:SendMessage", effect="Deny")
+        del deny["Principal"]
+        set_policy(
+            q, statement("sqs:SendMessage", principal="*"), {**deny, "NotPrincipal": {"AWS": OTHER}}
+        )
+        q.send("x", principal=OTHER)
+        with pytest.raises(errors.AccessDenied):
+            q.send("y", principal=THIRD)
+        assert len(q) == 1
+
+    def test_not_principal_allow_grants_nothing(self, broker: Broker) -> None:
+        """IAM: NotPrincipal with Allow is "not supported". sqsqueue stores
+        such a policy (whether SQS refuses it is UNCONFIRMED) and it grants
+        nothing to anyone."""
+        q = broker.create_queue("jobs")
+        allow = statement("sqs:SendMessage")
+        del allow["Principal"]
+        set_policy(q, {**allow, "NotPrincipal": {"AWS": OTHER}})
+        for caller in (OTHER, THIRD):
+            with pytest.raises(errors.AccessDenied):
+                q.send("x", principal=caller)
+
+    @pytest.mark.parametrize(
+        ("change", "reason"),
+        [
+            ({"NotAction": "sqs:SendMessage"}, "both Action and NotAction"),
+            ({"NotPrincipal": "*"}, "both Principal and NotPrincipal"),
+            ({"Action": None}, "an Action or a NotAction"),
+            ({"Principal": None}, "a Principal or a NotPrincipal"),
+        ],
+    )
+    def test_exactly_one_of_each_pair(
+        self, broker: Broker, change: dict[str, object], reason: str
+    ) -> None:
+        """IAM: the pairs are mutually exclusive, and a statement needs one of
+        each (a statement without Action is refused by AWS; moto stores it:
+        docs/moto.md, "What is stricter")."""
+        q = broker.create_queue("jobs")
+        st = {**statement("sqs:SendMessage"), **change}
+        st = {k: v for k, v in st.items() if v is not None}
+        with pytest.raises(errors.InvalidAttributeValue, match=reason):
+            set_policy(q, st)
+        assert "Policy" not in q.get_attributes()
+
+    def test_not_action_counts_against_seven_actions(self, broker: Broker) -> None:
+        q = broker.create_queue("jobs")
+        allow = statement("x")
+        del allow["Action"]
+        with pytest.raises(errors.OverLimit):
+            set_policy(q, {**allow, "NotAction": [f"sqs:A{i}" for i in range(8)]})
+
+    def test_not_resource(self, broker: Broker) -> None:
+        """IAM's third pair: NotResource applies to every resource it does not match."""
+        q = broker.create_queue("jobs")
+        other = broker.create_queue("other")
+        allow = statement("sqs:SendMessage")
+        del allow["Resource"]
+        set_policy(q, {**allow, "NotResource": other.arn})
+        q.send("x", principal=OTHER)
+        set_policy(q, {**allow, "NotResource": q.arn})
+        with pytest.raises(errors.AccessDenied):
+            q.send("y", principal=OTHER)
+        with pytest.raises(errors.InvalidAttributeValue, match="both Resource and NotResource"):
+            set_policy(q, {**allow, "NotResource": q.arn, "Resource": "*"})

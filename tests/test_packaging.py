@@ -259,3 +259,42 @@ def test_the_sdist_holds_what_the_readme_and_the_test_command_need(
     needed = {".ci/run", ".ci/bootstrap.py", "tests/__main__.py", "examples/spark_pipeline.py"}
     assert needed <= names
     assert not [n for n in names if n.startswith((".venv/", "tests/artifacts/", "dist/"))]
+
+
+def test_an_editable_install_exposes_sqsqueue_alone(tmp_path: Path) -> None:
+    """``pip install -e`` of a checkout must put ``sqsqueue`` on the path, not
+    the checkout's root: a root on sys.path made this repository's ``tests``
+    package shadow the one of the suite run against sqsqueue (a real suite
+    failed to collect: ``No module named 'tests.providers'``; issue 32). In a
+    clean venv: no ``tests``, ``examples`` or ``benchmarks`` is importable from
+    the install, and a suite's own ``tests`` package, put on the path after
+    site-packages (where pytest's console script finds it), is the one
+    imported, beside the checkout's sqsqueue."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    suite = tmp_path / "suite"
+    (suite / "tests").mkdir(parents=True)
+    (suite / "tests" / "__init__.py").write_text("")
+    (suite / "tests" / "providers.py").write_text("NAME = 'the suite under test'\n")
+    result = _run(
+        python,
+        "-I",  # no working directory or PYTHONPATH on sys.path: site-packages alone
+        "-c",
+        "import importlib.util, sys\n"
+        "print([m for m in ('tests', 'examples', 'benchmarks') if importlib.util.find_spec(m)])\n"
+        f"sys.path.append({str(suite)!r})\n"
+        "import sqsqueue, tests.providers\n"
+        "print(tests.providers.NAME)\n"
+        "print(sqsqueue.__file__)\n",
+    )
+    assert result.returncode == 0, result.stderr
+    shadows, name, where = result.stdout.splitlines()
+    assert shadows == "[]"
+    assert name == "the suite under test"
+    assert where == str(ROOT / "sqsqueue" / "__init__.py")

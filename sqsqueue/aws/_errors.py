@@ -57,8 +57,10 @@ class MissingAction(TransportError, ValueError):
 
 
 class UnknownOperation(TransportError, ValueError):
-    """A GET on a queue URL that names no ``Action``: AWS answers 404
-    ``UnknownOperationException`` (recorded). The message is UNCONFIRMED."""
+    """A GET on a queue URL that names no ``Action``: AWS answers 404 with the
+    body ``<UnknownOperationException/>`` (recorded; no code, message or
+    request id in it: ``_query.encode_error``). ``default_message`` is
+    sqsqueue's own, for logs."""
 
     code = query_code = wire_type = "UnknownOperationException"
     http_status = 404

@@ -406,7 +406,16 @@ def encode_json(
 
 
 def encode_error(err: SQSError, request_id: str) -> tuple[int, dict[str, str], bytes]:
-    """AWS's ``ErrorResponse``: Type, the legacy Code, Message (section 1.4)."""
+    """AWS's ``ErrorResponse``: Type, the legacy Code, Message (section 1.4).
+
+    One exception: a GET on a queue URL naming no ``Action`` is answered with
+    the bare element ``<UnknownOperationException/>``, 404, whatever the
+    ``Accept`` header (recorded: LocalStack's AWS-validated
+    ``TestSqsQueryApi::test_get_without_query_returns_unknown_operation`` and
+    ``..._json_format_returns_returns_xml``; section 1.1). Its Content-Type is
+    UNCONFIRMED: sqsqueue's choice is text/xml, as every other query answer."""
+    if isinstance(err, UnknownOperation):
+        return err.http_status, _headers(request_id), b"<UnknownOperationException/>"
     message = err.message
     if isinstance(err, QueueDoesNotExist) and message == QueueDoesNotExist().message:
         message = _NO_QUEUE

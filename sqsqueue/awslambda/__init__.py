@@ -23,6 +23,7 @@ from sqsqueue.awslambda._poller import Invocation
 from sqsqueue.awslambda._settings import (
     InvalidParameterValueException,
     LambdaError,
+    ResourceConflictException,
     Settings,
     ValidationException,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "Invocation",
     "LambdaContext",
     "LambdaError",
+    "ResourceConflictException",
     "Settings",
     "ValidationException",
     "resolve_handler",

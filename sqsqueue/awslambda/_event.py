@@ -14,12 +14,20 @@ show them::
      ["md5OfMessageAttributes",] "md5OfBody",
      "eventSource": "aws:sqs", "eventSourceARN", "awsRegion"}
 
-The places of ``AWSTraceHeader`` and ``DeadLetterQueueSourceArn`` among the
-attributes, and of ``md5OfMessageAttributes`` (present only when the message
-has attributes) before ``md5OfBody``, are UNCONFIRMED: AWS's examples do not
-show them together; a dict's order does not change what a handler reads.
 ``md5OfMessageAttributes`` is SQS's attribute digest, the one the queue
-computed (``docs/aws-behaviour.md`` §7.2), not a new one.
+computed (``docs/aws-behaviour.md`` §7.2), not a new one. A message without
+attributes: recorded from AWS Lambda (LocalStack's AWS-validated snapshots
+``test_lambda_integration_sqs.snapshot.json``, 2024-10 to 2025-11), every
+record of a mapping whose ``MaximumBatchingWindowInSeconds`` was 1 or 10
+carries ``"md5OfMessageAttributes": null`` between ``messageAttributes`` and
+``md5OfBody`` (29 snapshots), and every record of a mapping with a window of
+0 leaves the key out (6 snapshots); sqsqueue does the same (``md5_null``).
+That the window is what decides is UNCONFIRMED: in those recordings the
+window goes with which test ran, and no recording separates the two.
+
+The places of ``AWSTraceHeader`` and ``DeadLetterQueueSourceArn`` among the
+attributes are UNCONFIRMED: AWS's examples do not show them together; a
+dict's order does not change what a handler reads.
 
 Records are built from an in-process :class:`~sqsqueue.Message` or from a
 boto3 ``ReceiveMessage`` message dict, with the same result.
@@ -85,6 +93,7 @@ def _record(
     body_md5: str,
     arn: str,
     region: str,
+    md5_null: bool,
 ) -> Record:
     record: Record = {
         "messageId": message_id,
@@ -95,6 +104,8 @@ def _record(
     }
     if user:
         record["md5OfMessageAttributes"] = user_md5
+    elif md5_null:
+        record["md5OfMessageAttributes"] = None
     record["md5OfBody"] = body_md5
     record["eventSource"] = "aws:sqs"
     record["eventSourceARN"] = arn
@@ -102,8 +113,10 @@ def _record(
     return record
 
 
-def from_message(m: Message, arn: str, region: str) -> Record:
-    """The record of a message received in process (all attributes asked for)."""
+def from_message(m: Message, arn: str, region: str, md5_null: bool = False) -> Record:
+    """The record of a message received in process (all attributes asked for);
+    ``md5_null``: a message without attributes gets ``md5OfMessageAttributes:
+    null`` (a mapping with a batching window, above)."""
     user = {
         name: _lambda_attribute(v.data_type, v.value) for name, v in m.message_attributes.items()
     }
@@ -117,11 +130,13 @@ def from_message(m: Message, arn: str, region: str) -> Record:
         m.md5_of_body,
         arn,
         region,
+        md5_null,
     )
 
 
-def from_boto(m: Mapping[str, Any], arn: str, region: str) -> Record:
-    """The record of a message from boto3's ``receive_message``."""
+def from_boto(m: Mapping[str, Any], arn: str, region: str, md5_null: bool = False) -> Record:
+    """The record of a message from boto3's ``receive_message`` (``md5_null``
+    as for :func:`from_message`)."""
     user = {}
     for name, v in (m.get("MessageAttributes") or {}).items():
         value = v["BinaryValue"] if "BinaryValue" in v else v.get("StringValue", "")
@@ -137,6 +152,7 @@ def from_boto(m: Mapping[str, Any], arn: str, region: str) -> Record:
         m.get("MD5OfBody") or md5_of_body(body),
         arn,
         region,
+        md5_null,
     )
 
 

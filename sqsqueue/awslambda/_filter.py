@@ -17,6 +17,8 @@ it is matched against the body as a string. ``attributes`` and
 ``messageAttributes`` are matched as the record shows them
 (``{"messageAttributes": {"kind": {"stringValue": ["order"]}}}``).
 
+Paths are followed as EventBridge follows them (``# -- matching`` below):
+``exists: false`` matches a missing field, a missing parent and an object.
 A record that no filter matches is deleted by the poller without an
 invocation, as Lambda does. Matching costs O(size of the pattern) plus one
 JSON parse of the body per record when a pattern looks inside it.
@@ -106,9 +108,16 @@ def _valid_matcher(m: object) -> bool:
             if len(arg) != 1:
                 return False
             [(inner, inner_arg)] = arg.items()
-            if inner == "equals-ignore-case" and isinstance(inner_arg, list):
-                return bool(inner_arg) and all(isinstance(a, str) for a in inner_arg)
-            return inner in _STRING_OPS and _valid_string_op(inner, inner_arg)
+            if inner not in _STRING_OPS:
+                return False
+            # A string or a non-empty list of strings; inside anything-but a
+            # prefix or suffix may not be empty nor fold case (recorded:
+            # EventBridge's TestEventPattern, content_anything_prefix_list,
+            # ..._prefix_empty_EXC, ..._prefix_ignorecase_EXC, and the suffix ones).
+            options = inner_arg if isinstance(inner_arg, list) else [inner_arg]
+            if not options or not all(isinstance(a, str) for a in options):
+                return False
+            return inner not in ("prefix", "suffix") or all(options)
         if isinstance(arg, list):
             return bool(arg) and all(isinstance(a, str) or _number(a) for a in arg)
         return isinstance(arg, str) or _number(arg)
@@ -130,23 +139,41 @@ def _valid_numeric(arg: object) -> bool:
 
 
 # -- matching ----------------------------------------------------------------------
+#
+# A pattern is matched against a *set of values* at each path, as EventBridge
+# flattens an event (Lambda documents its filters as EventBridge's syntax):
+# following a key into an array goes into each of its elements, so an array
+# of objects is matched element by element (``{"a": {"id": [...]}}`` against
+# ``"a": [{"x": 1}, {"id": 2}]``), and an array of values offers each value.
+# At a leaf, the values are the scalars found there (strings, numbers,
+# booleans, null); an object is not a leaf value. A path with no leaf value
+# (missing, a missing parent, an object, an empty array) is "absent": only
+# ``{"exists": false}`` matches it. Recorded from AWS: EventBridge's
+# TestEventPattern (LocalStack's AWS-validated event_pattern_templates:
+# content_exists_false.json5, a missing parent; list_within_dict.json5, an
+# array of objects; or-exists-parent.json5) and AWS Lambda on a DynamoDB
+# mapping, the same filter engine (``{"presentKey": [{"exists": false}]}``
+# invoked the function for ``"presentKey": {"S": "presentValue"}``).
 
-_MISSING = object()
+#: The body of a record whose body is not a JSON object: a pattern that looks
+#: inside the body matches none (Lambda drops such a message; docs/lambda.md).
+_NOT_JSON = object()
 
 
 def matches_any(patterns: tuple[Pattern, ...], record: Mapping[str, Any]) -> bool:
     """True when ``record`` matches one of ``patterns`` (or there are none)."""
     if not patterns:
         return True
-    body: object = _MISSING
+    body: object = None
+    parsed = False
     for pattern in patterns:
         tree = pattern.tree
-        view: Mapping[str, Any] = record
+        view: Mapping[str, Any] = record if type(record) is dict else dict(record)
         if isinstance(tree.get("body"), dict) or _or_looks_in_body(tree):
-            if body is _MISSING:
-                body = _parse(record.get("body"))
+            if not parsed:
+                body, parsed = _parse(record.get("body")), True
             view = {**record, "body": body}
-        if _match_object(tree, view):
+        if _match_object(tree, [view]):
             return True
     return False
 
@@ -156,50 +183,77 @@ def _or_looks_in_body(tree: Mapping[str, Any]) -> bool:
 
 
 def _parse(body: object) -> object:
-    """The body as JSON, or an object no nested pattern matches."""
+    """The body as a JSON object, or ``_NOT_JSON``."""
     if not isinstance(body, str):
-        return _MISSING
+        return _NOT_JSON
     try:
-        return json.loads(body)
+        value = json.loads(body)
     except ValueError:
-        return _MISSING
+        return _NOT_JSON
+    return value if isinstance(value, dict) else _NOT_JSON
 
 
-def _match_object(pattern: Mapping[str, Any], value: object) -> bool:
-    if not isinstance(value, Mapping):
-        return False
+def _flatten(items: list[Any], out: list[Any]) -> None:
+    for item in items:
+        if type(item) is list:
+            _flatten(item, out)
+        else:
+            out.append(item)
+
+
+def _match_object(pattern: Mapping[str, Any], values: list[Any]) -> bool:
+    """Whether the objects among ``values`` match ``pattern``. Cost: linear in
+    the pattern and in the values it reaches (records and JSON are dicts)."""
     for key, sub in pattern.items():
         if key == "$or":
-            if not any(_match_object(alt, value) for alt in sub):
+            for alt in sub:
+                if _match_object(alt, values):
+                    break
+            else:
                 return False
             continue
-        field = value.get(key, _MISSING)
-        if isinstance(sub, dict):
-            if field is _MISSING or not _match_object(sub, field):
+        # The values at ``key`` of every object among ``values``, arrays flattened.
+        children: list[Any] = []
+        for value in values:
+            if type(value) is dict and key in value:
+                child = value[key]
+                if child is _NOT_JSON:
+                    return False
+                if type(child) is list:
+                    _flatten(child, children)
+                else:
+                    children.append(child)
+        if type(sub) is dict:
+            if not _match_object(sub, children):
                 return False
-        elif not _match_leaf(sub, field):
+        elif not _match_leaf(sub, children):
             return False
     return True
 
 
-def _match_leaf(matchers: list[Any], field: object) -> bool:
-    if field is _MISSING:
-        return any(isinstance(m, dict) and m.get("exists") is False for m in matchers)
-    values = field if isinstance(field, list) else [field]
-    return any(_match_one(m, v) for m in matchers for v in values)
+def _match_leaf(matchers: list[Any], values: list[Any]) -> bool:
+    leaves = [v for v in values if type(v) is not dict]
+    if not leaves:  # absent: missing, a missing parent, an object, an empty array
+        return any(type(m) is dict and m.get("exists") is False for m in matchers)
+    for m in matchers:
+        for v in leaves:
+            if _match_one(m, v):
+                return True
+    return False
 
 
 def _match_one(m: object, v: object) -> bool:
-    if not isinstance(m, dict):
+    if type(m) is not dict:
         return _equals(m, v)
-    [(op, arg)] = m.items()
-    if op == "exists":
-        return bool(arg) and not isinstance(v, Mapping)
-    if op == "numeric":
-        return _number(v) and _in_range(arg, v)  # type: ignore[arg-type]
-    if op == "anything-but":
-        return _anything_but(arg, v)
-    return _string_op(op, arg, v)
+    for op, arg in m.items():  # exactly one (validated)
+        if op == "exists":
+            return bool(arg)  # a leaf value is there
+        if op == "numeric":
+            return _number(v) and _in_range(arg, v)  # type: ignore[arg-type]
+        if op == "anything-but":
+            return _anything_but(arg, v)
+        return _string_op(op, arg, v)
+    return False
 
 
 def _equals(m: object, v: object) -> bool:
@@ -234,11 +288,15 @@ def _anything_but(arg: Any, v: object) -> bool:
     if isinstance(arg, dict):
         [(inner, inner_arg)] = arg.items()
         if not isinstance(v, str):
-            return False
+            # A string matcher cannot match a number, a boolean or null, so
+            # "anything but" it does (recorded: EventBridge's TestEventPattern,
+            # content_anything_prefix_int_value, content_anything_but_ignorecase_null,
+            # content_anything_{prefix,suffix,wildcard}_null).
+            return True
+        options = inner_arg if isinstance(inner_arg, list) else [inner_arg]
         if inner == "equals-ignore-case":
-            options = inner_arg if isinstance(inner_arg, list) else [inner_arg]
             return all(v.casefold() != o.casefold() for o in options)
-        return not _string_op(inner, inner_arg, v)
+        return not any(_string_op(inner, o, v) for o in options)
     options = arg if isinstance(arg, list) else [arg]
     return not any(_equals(o, v) for o in options)
 

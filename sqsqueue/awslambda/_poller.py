@@ -149,6 +149,9 @@ class Poller:
         self.ramp_up = ramp_up
         self.clock = source.clock
         self.enabled = settings.enabled
+        #: Records without message attributes carry ``md5OfMessageAttributes:
+        #: null`` when the mapping has a batching window (``_event``'s docstring).
+        self._md5_null = settings.maximum_batching_window_in_seconds > 0
         self.invocations: collections.deque[Invocation] = collections.deque(maxlen=keep_invocations)
         #: Ids of messages deleted because no filter matched them.
         self.filtered: collections.deque[str] = collections.deque(maxlen=keep_invocations)
@@ -230,7 +233,7 @@ class Poller:
                 elif window_end is not None:
                     wait = min(POLL_WAIT, max(0, math.ceil(window_end - self.clock.now())))
             limit = min(10, settings.batch_size - len(batch.records))
-            records = self.source.receive(limit, wait)
+            records = self.source.receive(limit, wait, self._md5_null)
             self._admit(batch, records)
             if batch.records and window_end is None:
                 window_end = self.clock.now() + settings.maximum_batching_window_in_seconds

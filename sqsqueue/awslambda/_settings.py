@@ -38,6 +38,7 @@ from sqsqueue.awslambda._filter import Pattern, compile_pattern
 __all__ = [
     "InvalidParameterValueException",
     "LambdaError",
+    "ResourceConflictException",
     "Settings",
     "ValidationException",
     "settings",
@@ -76,6 +77,12 @@ class InvalidParameterValueException(LambdaError):
     """Inside the model, but a rule of the SQS source forbids it."""
 
     code = "InvalidParameterValueException"
+
+
+class ResourceConflictException(LambdaError):
+    """A mapping for the same queue and function exists already (HTTP 409)."""
+
+    code = "ResourceConflictException"
 
 
 @attrs.frozen

@@ -25,6 +25,7 @@ from sqsqueue._limits import US
 from sqsqueue._polling import wake_time
 from sqsqueue._standard import Queue
 from sqsqueue.awslambda._event import Record, from_boto, from_message
+from sqsqueue.errors import QueueDoesNotExist
 
 __all__ = ["BotoSource", "QueueSource", "Source"]
 
@@ -32,6 +33,9 @@ __all__ = ["BotoSource", "QueueSource", "Source"]
 #: ``run_until_idle`` looks again (its clock's seconds).
 REMOTE_RECHECK = 1.0
 _NEVER = 1 << 62  # a deadline later than any (µs)
+#: The error codes a missing queue comes back with: the query protocol's
+#: (botocore maps JSON answers to it too) and the JSON protocol's own.
+_NO_QUEUE_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
 _ALL = ("All",)
 
 
@@ -47,8 +51,9 @@ class Source(Protocol):
     def visibility_timeout(self) -> int | None:
         """The queue's VisibilityTimeout, in seconds (None if unreadable)."""
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
-        """Up to ``limit`` (1-10) messages as event records, long-polling ``wait`` seconds."""
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
+        """Up to ``limit`` (1-10) messages as event records, long-polling ``wait``
+        seconds; ``md5_null`` as for ``_event.from_message``."""
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         """Delete by receipt handle (in batches of 10); the handles deleted."""
@@ -75,13 +80,15 @@ class QueueSource:
         self.clock = queue.clock
 
     def visibility_timeout(self) -> int | None:
+        # A queue deleted from its broker raises QueueDoesNotExist (the mapping
+        # answers it with Lambda's error).
         return int(self.queue.get_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         messages = self.queue.receive(
             limit, wait_time_seconds=wait, attribute_names=_ALL, message_attribute_names=_ALL
         )
-        return [from_message(m, self.arn, self.region) for m in messages]
+        return [from_message(m, self.arn, self.region, md5_null) for m in messages]
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         done: set[str] = set()
@@ -99,15 +106,22 @@ class QueueSource:
 
 
 class BotoSource:
-    """A queue URL and a boto3 SQS client (any endpoint, AWS included)."""
+    """A queue URL and a boto3 SQS client (any endpoint, AWS included). A URL
+    naming no queue raises sqsqueue's QueueDoesNotExist."""
 
     def __init__(self, client: Any, queue_url: str, clock: Clock | None = None) -> None:
         self.client = client
         self.url = queue_url
         self.clock = clock if clock is not None else SystemClock()
-        attributes = client.get_queue_attributes(
-            QueueUrl=queue_url, AttributeNames=["QueueArn", "VisibilityTimeout"]
-        )["Attributes"]
+        try:
+            attributes = client.get_queue_attributes(
+                QueueUrl=queue_url, AttributeNames=["QueueArn", "VisibilityTimeout"]
+            )["Attributes"]
+        except Exception as exc:  # botocore's ClientError, not imported here
+            code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
+            if code in _NO_QUEUE_CODES:
+                raise QueueDoesNotExist() from None  # the mapping answers it, Lambda's way
+            raise
         self.arn = attributes["QueueArn"]
         self._visibility = int(attributes["VisibilityTimeout"])
         self.region, self.account_id = _parts(self.arn)
@@ -116,7 +130,7 @@ class BotoSource:
     def visibility_timeout(self) -> int | None:
         return self._visibility
 
-    def receive(self, limit: int, wait: int) -> list[Record]:
+    def receive(self, limit: int, wait: int, md5_null: bool = False) -> list[Record]:
         reply = self.client.receive_message(
             QueueUrl=self.url,
             MaxNumberOfMessages=limit,
@@ -124,7 +138,7 @@ class BotoSource:
             MessageSystemAttributeNames=list(_ALL),
             MessageAttributeNames=list(_ALL),
         )
-        return [from_boto(m, self.arn, self.region) for m in reply.get("Messages", [])]
+        return [from_boto(m, self.arn, self.region, md5_null) for m in reply.get("Messages", [])]
 
     def delete(self, handles: Sequence[str]) -> set[str]:
         done: set[str] = set()

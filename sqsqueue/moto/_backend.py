@@ -22,7 +22,7 @@ from typing import Any
 
 from sqsqueue.aws._client import BrokerAPI, Client
 from sqsqueue.errors import QueueDoesNotExist, SQSError
-from sqsqueue.moto._delivery import topic_deduplication_id
+from sqsqueue.moto._delivery import in_sns_delivery, topic_deduplication_id
 from sqsqueue.moto._lambda import MessageView, client, mappings_of
 from sqsqueue.moto._providers import current
 
@@ -329,9 +329,14 @@ class BrokerBackend:
     def url_of(self, name: str) -> str:
         return f"https://sqs.{self.region_name}.amazonaws.com/{self.account_id}/{name}"
 
+    @staticmethod
+    def _name(queue_name: str) -> str:
+        """The queue's name (moto passes names; some callers ARNs or URLs)."""
+        return queue_name.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+
     def _url(self, queue_name: str) -> str:
         """The URL of a queue named (moto passes names; some callers ARNs or URLs)."""
-        return self.url_of(queue_name.rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+        return self.url_of(self._name(queue_name))
 
     # -- queues -----------------------------------------------------------------
 
@@ -427,7 +432,18 @@ class BrokerBackend:
         **_: Any,
     ) -> MessageView:
         """What SNS, S3 and EventBridge deliver: SendMessage with SQS's checks
-        (``validate_group_id`` and the like are moto's own and ignored)."""
+        (``validate_group_id`` and the like are moto's own and ignored).
+
+        An SNS FIFO topic delivering to a standard queue passes neither its
+        group nor its deduplication id: "Message group ID is not passed to
+        Amazon SQS standard queues" (SNS Developer Guide,
+        fifo-message-grouping), and the deduplication id, a FIFO queue's
+        parameter, is not either (moto's aws_verified
+        ``test_publish_from_sns_fifo_to_standard_sqs``: the message arrives).
+        moto passes both on; SQS refuses a deduplication id on a standard
+        queue, which would fail the publish."""
+        if in_sns_delivery() and not self._name(queue_name).endswith(".fifo"):
+            group_id = deduplication_id = None
         params: dict[str, Any] = {"QueueUrl": self._url(queue_name), "MessageBody": message_body}
         if message_attributes:
             params["MessageAttributes"] = attributes_of(message_attributes)

@@ -12,12 +12,17 @@ from typing import Any
 
 from sqsqueue.moto._providers import current
 
-__all__ = ["patch_events", "patch_sns", "topic_deduplication_id"]
+__all__ = ["in_sns_delivery", "patch_events", "patch_sns", "topic_deduplication_id"]
 
 #: The topic and message of the SNS delivery running in this context.
 _delivery: contextvars.ContextVar[tuple[Any, str] | None] = contextvars.ContextVar(
     "sqsqueue_sns_delivery", default=None
 )
+
+
+def in_sns_delivery() -> bool:
+    """Whether an SNS subscription is delivering in this context. O(1)."""
+    return _delivery.get() is not None
 
 
 def topic_deduplication_id() -> str | None:

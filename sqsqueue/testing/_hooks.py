@@ -61,7 +61,7 @@ from sqsqueue.aws._wire import (
     new_request_id,
 )
 
-__all__ = ["Served", "activate", "current", "deactivate", "install"]
+__all__ = ["Served", "activate", "current", "deactivate", "install", "unsupported_moto"]
 
 _HOST = re.compile(r"https?://sqs\.([a-z0-9-]+)\.amazonaws\.com")
 #: The region of each endpoint URL seen (a client sends to one URL): the
@@ -132,11 +132,7 @@ def _defer_moto() -> None:
         models = sys.modules.get("moto.core.models")
         stubber = getattr(models, "botocore_stubber", None)
         if getattr(stubber, "enabled", False):
-            raise RuntimeError(
-                "moto's mock_aws is active and this moto version cannot be told to leave "
-                "SQS to sqsqueue's mock_sqs; start mock_aws with "
-                "config={'core': {'passthrough': {'services': ['sqs']}}}"
-            )
+            raise RuntimeError(unsupported_moto())
         return
     if getattr(original, "_sqsqueue_defers", False):
         return
@@ -148,6 +144,31 @@ def _defer_moto() -> None:
 
     passthrough_service._sqsqueue_defers = True  # type: ignore[attr-defined]
     setattr(module, "passthrough_service", passthrough_service)  # noqa: B010
+
+
+def unsupported_moto(active: bool = True) -> str:
+    """Why sqsqueue cannot serve SQS beside the moto installed (one without
+    moto 5's passthrough hook), and what to do. moto 4 is the usual case: its
+    per-service mocks (``mock_sqs``, ``mock_sns``, ...) became one ``mock_aws``
+    in moto 5.0, so a module moves to that first. ``active``: a moto mock is
+    running (else :func:`~sqsqueue.testing.mock_aws` is being made)."""
+    version = str(getattr(sys.modules.get("moto"), "__version__", "")) or "(unknown version)"
+    text = (
+        f"moto {version} is installed"
+        + (" and one of its mocks is active" if active else "")
+        + ": sqsqueue's SQS works beside moto 5.0 to 5.2 only (pip install "
+        "'sqsqueue[moto]', which pins them). "
+    )
+    if version.split(".")[0].isdigit() and int(version.split(".")[0]) < 5:
+        text += (
+            "moto 5.0 replaced moto 4's mock_sqs, mock_sns and other per-service mocks with "
+            "one mock_aws: move the module to moto 5's mock_aws first (moto's own migration: "
+            "its CHANGELOG, 5.0.0), then change 'from moto import mock_aws' to "
+            "'from sqsqueue.testing import mock_aws' (docs/moto.md)."
+        )
+    else:
+        text += "This moto cannot be told to leave SQS to sqsqueue (docs/moto.md)."
+    return text
 
 
 def _from_aiobotocore(request: Any) -> bool:

@@ -405,6 +405,8 @@ class MockAWS(MockSQS):
             raise ImportError(
                 "sqsqueue.testing.mock_aws needs moto: pip install 'sqsqueue[moto]'"
             ) from exc
+        if not hasattr(moto, "mock_aws"):  # moto 4: per-service mocks only
+            raise RuntimeError(_hooks.unsupported_moto(active=False))
         super().__init__(broker, lenient=lenient)
         self._moto = moto.mock_aws(config=config) if config is not None else moto.mock_aws()
 

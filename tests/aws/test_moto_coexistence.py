@@ -67,3 +67,55 @@ def test_moto_serves_sqs_again_once_mock_sqs_stops() -> None:
         sqs = boto3.client("sqs", region_name="us-east-1")
         sqs.create_queue(QueueName="moto-queue")
         assert list(_moto_queues()) == ["moto-queue"]
+
+
+def _moto_4(monkeypatch: Any) -> None:
+    """moto 4 as sqsqueue sees it: a ``moto`` without ``mock_aws``, a
+    botocore stubber without moto 5's ``passthrough_service``, and one of
+    its per-service mocks (``mock_sqs``, ``mock_sns``...) active. The modules
+    stand in for moto 4.2's (checked by hand against a real moto 4.2.14 in a
+    venv of its own, whose ``moto.core.botocore_stubber`` has no
+    ``passthrough_service``: both tests' messages came out as asserted)."""
+    import sys
+    import types
+
+    fake = types.ModuleType("moto")
+    fake.__version__ = "4.2.14"  # type: ignore[attr-defined]
+    fake.mock_sqs = object()  # type: ignore[attr-defined]
+    stubber_module = types.ModuleType("moto.core.botocore_stubber")
+    models = types.ModuleType("moto.core.models")
+    models.botocore_stubber = types.SimpleNamespace(enabled=True)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "moto", fake)
+    monkeypatch.setitem(sys.modules, "moto.core.botocore_stubber", stubber_module)
+    monkeypatch.setitem(sys.modules, "moto.core.models", models)
+
+
+def test_moto_4_is_told_what_to_do(monkeypatch: Any) -> None:
+    """With moto 4 installed and one of its mocks active, every SQS call says
+    that moto 5.0 to 5.2 is needed and that the module moves to moto's
+    mock_aws first (moto 5.0.0's CHANGELOG: "All decorators have been
+    replaced with a single decorator: mock_aws"); it used to name a setting
+    moto 4 does not have."""
+    import pytest
+
+    broker = Broker(clock=ManualClock(start=1_700_000_000.0), account_id=ACCOUNT)
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    with mock_sqs(broker):
+        _moto_4(monkeypatch)
+        with pytest.raises(RuntimeError) as info:
+            sqs.list_queues()
+    message = str(info.value)
+    assert "moto 4.2.14" in message
+    assert "moto 5.0 to 5.2" in message
+    assert "move the module to moto 5's mock_aws first" in message
+    assert "passthrough" not in message  # moto 4 has no such setting
+
+
+def test_mock_aws_under_moto_4_says_the_same(monkeypatch: Any) -> None:
+    import pytest
+
+    from sqsqueue.testing import mock_aws
+
+    _moto_4(monkeypatch)
+    with pytest.raises(RuntimeError, match=r"moto 4\.2\.14 is installed: .* moto 5\.0 to 5\.2"):
+        mock_aws()

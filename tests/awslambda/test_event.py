@@ -10,6 +10,8 @@ import base64
 import json
 from typing import Any
 
+import pytest
+
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue
 from sqsqueue._message import md5_of_body
 from sqsqueue.awslambda import EventSourceMapping
@@ -74,13 +76,69 @@ def test_standard_record_byte_for_byte(clock: ManualClock) -> None:
     )
 
 
-def test_no_attributes_no_md5_of_attributes(queue: Queue) -> None:
+def test_no_attributes_no_md5_of_attributes_without_a_window(queue: Queue) -> None:
+    """AWS: with MaximumBatchingWindowInSeconds 0, a record without message
+    attributes has no md5OfMessageAttributes key (recorded: LocalStack's
+    AWS-validated test_lambda_integration_sqs.snapshot.json, the 6 snapshots
+    of window-0 mappings, e.g. test_failing_lambda_retries_after_visibility_timeout,
+    2025-11-25)."""
     queue.send("plain")
     seen, handler = capture()
     EventSourceMapping(queue, handler).run_until_idle()
     [record] = seen[0][0]["Records"]
     assert record["messageAttributes"] == {}
     assert "md5OfMessageAttributes" not in record
+
+
+@pytest.mark.parametrize("window", [1, 10])
+def test_md5_of_attributes_is_null_with_a_window(clock: ManualClock, window: int) -> None:
+    """AWS: with a batching window (1 or 10 s), a record without message
+    attributes carries ``"md5OfMessageAttributes": null`` between
+    messageAttributes and md5OfBody; one with attributes carries SQS's digest
+    (recorded: LocalStack's AWS-validated test_lambda_integration_sqs.snapshot.json,
+    29 snapshots 2024-10 to 2025-11: test_sqs_event_source_mapping, every
+    test_sqs_event_filter, test_sqs_event_source_mapping_batch_size[15..10000],
+    ..._batching_reserved_concurrency, ..._update). docs/lambda.md says what
+    is not known (whether the window is what decides)."""
+    q = Queue("jobs", clock=clock)
+    q.send("plain")
+    sent = q.send("with", message_attributes={"k": "v"})
+    seen, handler = capture()
+    EventSourceMapping(
+        q, handler, batch_size=20, maximum_batching_window_in_seconds=window
+    ).run_until_idle()
+    [plain, with_attributes] = seen[0][0]["Records"]
+    assert plain["md5OfMessageAttributes"] is None
+    keys = list(plain)
+    assert keys[keys.index("messageAttributes") + 1 : keys.index("md5OfBody")] == [
+        "md5OfMessageAttributes"
+    ]
+    assert with_attributes["md5OfMessageAttributes"] == sent.md5_of_message_attributes
+
+
+def test_md5_of_attributes_null_over_boto3_too(broker: Broker) -> None:
+    """The same record from a queue URL (boto3's ReceiveMessage) as in process:
+    null with a window, absent without (the recordings above)."""
+    from sqsqueue.testing import mock_sqs
+
+    with mock_sqs(broker=broker):
+        import boto3
+
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="remote")["QueueUrl"]
+        for window, present in ((1, True), (0, False)):
+            sqs.send_message(QueueUrl=url, MessageBody="plain")
+            seen, handler = capture()
+            EventSourceMapping(
+                url,
+                handler,
+                client=sqs,
+                clock=broker.clock,
+                maximum_batching_window_in_seconds=window,
+            ).run_until_idle()
+            [record] = seen[0][0]["Records"]
+            assert ("md5OfMessageAttributes" in record) is present
+            assert record.get("md5OfMessageAttributes") is None
 
 
 def test_fifo_attributes_in_awss_order(fifo: FifoQueue) -> None:

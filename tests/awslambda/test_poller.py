@@ -334,6 +334,7 @@ def test_ramp_up_starts_at_five_batches(queue: Queue, clock: ManualClock) -> Non
     assert m._poller.concurrency() == 5
     clock.advance(60)
     assert m._poller.concurrency() == 305
+    m.delete()  # one mapping per queue and function, as on AWS
     assert EventSourceMapping(queue, ok)._poller.concurrency() == 1_000
 
 

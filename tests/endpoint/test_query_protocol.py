@@ -550,13 +550,19 @@ def test_service_actions_on_a_queue_url_are_invalid(
 def test_get_on_a_queue_url_without_an_action(
     endpoint: EndpointHandle, broker: Broker[Any]
 ) -> None:
-    """A GET on a queue URL naming no Action: 404 UnknownOperationException; on
-    the service root it stays MissingAction (400)."""
+    """AWS: a GET on a queue URL naming no Action is 404 with the body
+    ``<UnknownOperationException/>``, and stays XML with ``Accept:
+    application/json`` (recorded: LocalStack's AWS-validated
+    TestSqsQueryApi::test_get_without_query_returns_unknown_operation and
+    ::test_get_without_query_json_format_returns_returns_xml, which look for
+    ``<UnknownOperationException`` in the body: not an ErrorResponse's
+    ``<Code>``). On the service root it stays MissingAction (400)."""
     broker.create_queue("q")
-    reply = raw(endpoint.endpoint_url, "GET", f"/{ACCOUNT}/q")
-    assert reply.status == 404
-    root = ET.fromstring(reply.body)
-    assert root.findtext(f"{NS}Error/{NS}Code") == "UnknownOperationException"
+    for headers in ({}, {"Accept": "application/json"}):
+        reply = raw(endpoint.endpoint_url, "GET", f"/{ACCOUNT}/q", headers=headers)
+        assert reply.status == 404
+        assert reply.body == b"<UnknownOperationException/>"
+        assert ET.fromstring(reply.body).tag == "UnknownOperationException"
     error(raw(endpoint.endpoint_url, "GET", "/"), 400, "MissingAction")
 
 

@@ -116,6 +116,20 @@ def _missing_dlq(create_first: bool) -> Call:
     return call
 
 
+def _policy(with_action: bool) -> Call:
+    """A queue policy whose statement lacks its Action (AWS refuses it; moto
+    stores any JSON), and the same with it."""
+
+    def call(sqs: Any, clock: ManualClock) -> None:
+        statement: dict[str, Any] = {"Effect": "Allow", "Principal": "*", "Resource": "*"}
+        if with_action:
+            statement["Action"] = "sqs:SendMessage"
+        policy = {"Version": "2012-10-17", "Statement": [statement]}
+        sqs.set_queue_attributes(QueueUrl=_url(sqs), Attributes={"Policy": json.dumps(policy)})
+
+    return call
+
+
 RULES = [
     Rule(
         "FifoQueue false",
@@ -220,6 +234,13 @@ RULES = [
         '`"maxReceiveCount": 1`',
     ),
     Rule(
+        "policy statement without Action",
+        "InvalidAttributeValue",
+        _policy(with_action=False),
+        _policy(with_action=True),
+        '`"Action": "sqs:SendMessage"`',
+    ),
+    Rule(
         "visibility change of a deleted message",
         "InvalidParameterValue",
         _change_visibility_after_delete(None),
@@ -303,9 +324,11 @@ def test_the_guide_lists_the_rule(rule: Rule) -> None:
 
 
 def test_the_guide_has_no_untested_row() -> None:
-    """Every row of the guide's two tables of stricter rules is a case here."""
+    """Every row of the guide's two tables of stricter rules is a case here
+    (the third table, of forms, is test_request_ids_have_awss_form's)."""
     guide = GUIDE.read_text(encoding="utf-8")
     section = guide.split("## What is stricter")[1].split("\n## ")[0]
+    section = section.split("| The test checks |")[0]
     rows = [
         line
         for line in section.splitlines()
@@ -317,3 +340,25 @@ def test_the_guide_has_no_untested_row() -> None:
         if rule.moto_code is None:  # the first table: its last column names the leniency
             last = row.rstrip(" |").rsplit(" | ", 1)[1]
             assert last == (f"`{rule.leniency}`" if rule.leniency else "none"), (rule.name, row)
+
+
+def test_request_ids_have_awss_form() -> None:
+    """AWS's request ids are UUIDs ("x-amzn-RequestId, which contains the
+    Universal Unique Identifier (UUID) of the request": SQS Developer Guide,
+    sqs-json-api-responses); moto's are 52 letters and digits, so a suite
+    that matches moto's form fails under sqsqueue. The guide's third table
+    says so, and its fix (parse it as a UUID) passes under sqsqueue."""
+    import uuid
+
+    with moto.mock_aws():
+        moto_id = _sqs().list_queues()["ResponseMetadata"]["RequestId"]
+    assert len(moto_id) == 52 and moto_id.isalnum()
+    with mock_sqs(Broker(clock=ManualClock(start=1_700_000_000.0))):
+        reply = _sqs().list_queues()["ResponseMetadata"]
+    ours = reply["RequestId"]
+    assert len(ours) == 36 and str(uuid.UUID(ours)) == ours
+    assert reply["HTTPHeaders"]["x-amzn-requestid"] == ours
+    guide = GUIDE.read_text(encoding="utf-8").split("## What is stricter")[1]
+    table = guide.split("| The test checks |")[1].split("\n## ")[0]
+    assert "a UUID, 36 characters" in table and "52 random letters and digits" in table
+    assert 'uuid.UUID(response["ResponseMetadata"]["RequestId"])' in table
