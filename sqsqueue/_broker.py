@@ -272,13 +272,14 @@ class Broker(Generic[C]):
         rehearse_config(own, account, region, lenient=names)
         options["lenient"] = names
         broker: Broker[Any] = Broker(clock=clock, **options)
-        broker.configure(own)
+        broker._configure(own)
         return broker
 
-    def configure(self, plan: _config.Config) -> None:
+    def _configure(self, plan: _config.Config) -> None:
         """Make a checked configuration's queues here (``from_config``'s second
         step, after :func:`rehearse_config`); remembered for :meth:`reset`.
-        A failure closes the broker. O(queues)."""
+        A failure closes the broker. An internal interface: ``sqsqueue serve``
+        configures the broker of each account and region with it. O(queues)."""
         try:
             _config.apply(self, plan)
         except BaseException:

@@ -339,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
         )
         accounts = Accounts(broker, durability=args.durability)
         for (table_account, table_region), plan in groups.items():
-            accounts.broker_for(table_account, table_region).configure(plan)
+            accounts.broker_for(table_account, table_region)._configure(plan)
         endpoint = Endpoint(broker, credentials=credentials, accounts=accounts)
         attach_console(
             endpoint,

@@ -424,12 +424,15 @@ def test_actions_need_the_csrf_header_and_a_same_origin(
 
 def test_a_rebound_host_name_is_refused(endpoint: EndpointHandle) -> None:
     """Without credentials only an IP address or localhost may be named: a
-    page of evil.example rebound to 127.0.0.1 reads nothing."""
-    for path in ("/_sqsqueue/api/queues", "/_sqsqueue/console/", "/metrics", "/_sqsqueue/health"):
+    page of evil.example rebound to 127.0.0.1 reads no queue, message or
+    metric. Health answers any Host (a compose service checks
+    http://sqs:9324/_sqsqueue/health by its service name): it names no queue."""
+    for path in ("/_sqsqueue/api/queues", "/_sqsqueue/console/", "/metrics", "/_aws/sqs/messages"):
         reply = raw(endpoint.endpoint_url, "GET", path, headers={"Host": "evil.example:9324"})
         assert reply.status == 403, path
-    reply = raw(endpoint.endpoint_url, "GET", "/_sqsqueue/health", headers={"Host": "localhost"})
-    assert reply.status == 200
+    for host in ("localhost", "sqs:9324", "evil.example:9324"):
+        reply = raw(endpoint.endpoint_url, "GET", "/_sqsqueue/health", headers={"Host": host})
+        assert reply.status == 200 and json.loads(reply.body)["status"] == "up", host
 
 
 @pytest.fixture
