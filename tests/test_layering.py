@@ -54,7 +54,6 @@ def test_every_module_of_a_layered_subpackage_is_in_a_layer() -> None:
             assert layered(contract) - modules == set(), f"{container}: layers naming no module"
 
 
-
 def _cycle() -> list[str] | None:
     """One import cycle among sqsqueue's modules (type-only and function-level
     imports counted, as grimp reads every import statement), or None."""
