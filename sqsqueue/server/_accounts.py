@@ -54,6 +54,8 @@ __all__ = ["ACCOUNTS_DIR", "Accounts", "Caller"]
 
 #: The callers (account, region pairs) whose broker interface is kept made.
 MAX_CALLERS = 10_000
+#: The queue references whose broker is remembered (:meth:`Accounts.route`).
+MAX_ROUTES = 10_000
 #: Where a durable server keeps the (account, region)s other than its default.
 ACCOUNTS_DIR = "accounts"
 
@@ -73,6 +75,8 @@ class Accounts:
             (default.account_id, default.region): default
         }
         self._callers: dict[tuple[str, str], Caller] = {}
+        #: The broker each (queue reference, request region) was routed to.
+        self._routes: dict[tuple[str, str], Broker[Any]] = {}
         self._lock = threading.Lock()
         data_dir = default.data_dir
         if data_dir is not None:
@@ -154,6 +158,10 @@ class Accounts:
         :class:`Caller`. O(len(ref))."""
         if not isinstance(ref, str) or not ref:
             raise QueueDoesNotExist()
+        # Clients send the same queue URLs again and again: each is read once.
+        routed = self._routes.get((ref, region))
+        if routed is not None:
+            return routed
         if ref.startswith("arn:"):
             parts = ref.split(":")
             if len(parts) != 6:
@@ -169,7 +177,10 @@ class Accounts:
                 key = (parts[-2], _url_region(ref) or region)
         broker = self._brokers.get(key)
         if broker is None:
-            raise QueueDoesNotExist()
+            raise QueueDoesNotExist()  # not remembered: the broker may be made later
+        if len(self._routes) >= MAX_ROUTES:
+            self._routes.clear()  # bounded: any client may send any URL
+        self._routes[(ref, region)] = broker
         return broker
 
 
@@ -202,6 +213,9 @@ class Caller:
 
     def get_queue(self, ref: str) -> Queue | FifoQueue:
         """The queue a URL, ARN or name refers to. O(len(ref)) + the broker's O(log q)."""
+        accounts = self._accounts
+        if len(accounts._brokers) == 1:  # the hot path of a single (account, region)
+            return accounts.default.get_queue(ref)
         return self._route(ref).get_queue(ref)
 
     def get_queue_url(

@@ -134,14 +134,25 @@ def caller_scope(authorization: str | None) -> tuple[str, str] | None:
         return None
     start += len(_CREDENTIAL)
     end = authorization.find(",", start)
-    parts = authorization[start : end if end >= 0 else None].strip().split("/")
-    if len(parts) != 5 or not parts[0] or not _SCOPE_REGION.fullmatch(parts[2]):
-        return None
-    return parts[0], parts[2]
+    credential = authorization[start : end if end >= 0 else None]
+    # A client signs every request of a day with the same credential: read once.
+    found = _SCOPES.get(credential, _UNREAD)
+    if found is _UNREAD:
+        parts = credential.strip().split("/")
+        found = None
+        if len(parts) == 5 and parts[0] and _SCOPE_REGION.fullmatch(parts[2]):
+            found = (parts[0], parts[2])
+        if len(_SCOPES) >= 1024:
+            _SCOPES.clear()  # bounded: any client may send any credential
+        _SCOPES[credential] = found
+    return found  # type: ignore[return-value]
 
 
 #: A region name in a credential scope.
 _SCOPE_REGION = re.compile(r"[a-z0-9-]{1,32}")
+#: Credential scopes read (:func:`caller_scope`), by their text.
+_SCOPES: dict[str, tuple[str, str] | None] = {}
+_UNREAD = object()
 
 
 class _RequestTooLarge(Exception):
@@ -373,6 +384,7 @@ class Endpoint:
         principal = None
         accounts = self.accounts
         region = self.broker.region
+        signed = None
         if accounts is not None:
             # The request's region is its signature's scope (any region is served).
             signed = caller_scope(headers.get("authorization"))
@@ -389,7 +401,7 @@ class Endpoint:
         if accounts is None:
             client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
         else:
-            client = self._client_of(accounts, headers, principal, region, endpoint_url)
+            client = self._client_of(accounts, signed, principal, region, endpoint_url)
         if json_protocol:
             if method != "POST":
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
@@ -438,19 +450,19 @@ class Endpoint:
     def _client_of(
         self,
         accounts: AccountsAPI,
-        headers: Mapping[str, str],
+        signed: tuple[str, str] | None,
         principal: str | None,
         region: str,
         endpoint_url: str,
     ) -> Client:
         """The client of a request to an endpoint serving every account and
         region: the caller is the verified key's account, else the access key
-        id when it is 12 digits, else the default account (:mod:`._accounts`). O(1)."""
+        id when it is 12 digits, else the default account (:mod:`._accounts`).
+        ``signed`` is the request's (access key id, region). O(1)."""
         default = accounts.default
         account = principal
         if account is None:
             account = default.account_id
-            signed = caller_scope(headers.get("authorization"))
             if signed is not None and len(signed[0]) == 12 and signed[0].isdigit():
                 account = signed[0]
         if accounts.single and account == default.account_id and region == default.region:
