@@ -536,7 +536,9 @@ def serve_child(kind: str) -> int:
     raise_fd_limit()
     handle: Any
     if kind == "sqsqueue":
-        broker = Broker(account_id=ACCOUNT, region=REGION)  # the wall clock, as `sqsqueue serve`
+        # The wall clock, as `sqsqueue serve`; one broker (bench_accounts.py: what
+        # serving every account and region adds).
+        broker = Broker(account_id=ACCOUNT, region=REGION)
         handle = broker.serve()
         url = handle.endpoint_url
     else:
