@@ -924,7 +924,7 @@ def section(
         "generator is wrk (C, one thread, its own process); each server is a child "
         "process (uvicorn on asyncio's loop; sqsqueue as `sqsqueue serve` runs it: "
         "httptools, the hardened protocol, the wall clock, one broker: what every "
-        "account and region adds is the paired section below). "
+        "account and region adds is bench_accounts.py's paired section). "
         + (
             "Servers pinned to core 0 and wrk to core 1 (taskset). "
             if pin
