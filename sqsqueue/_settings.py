@@ -157,6 +157,8 @@ class QueueSettings(Lifecycle):
         statement grants it (see ``_policy.py``). Returns the SenderId to record."""
         if principal is None:
             return sender_id
+        if principal == self._account_id:  # the owner, named by its account id
+            return sender_id if sender_id is not None else principal
         account = _policy.caller_account(principal)
         if account != self._account_id:
             with self._lock:

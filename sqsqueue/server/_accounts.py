@@ -49,6 +49,7 @@ from sqsqueue._deadletter import parse_task_handle
 from sqsqueue._fifo import FifoQueue
 from sqsqueue._standard import Queue
 from sqsqueue.errors import QueueDoesNotExist
+from sqsqueue.server._app import caller_scope, credential_of
 
 __all__ = ["ACCOUNTS_DIR", "Accounts", "Caller"]
 
@@ -75,6 +76,9 @@ class Accounts:
             (default.account_id, default.region): default
         }
         self._callers: dict[tuple[str, str], Caller] = {}
+        #: What Accounts.anonymous found per credential text, with the number of
+        #: brokers it was found with (a new broker may change the answer).
+        self._anonymous: dict[str, tuple[int, tuple[Caller, str | None, str]]] = {}
         #: The broker each (queue reference, request region) was routed to.
         self._routes: dict[tuple[str, str], Broker[Any]] = {}
         self._lock = threading.Lock()
@@ -138,6 +142,31 @@ class Accounts:
             for name, count in broker.lenient_counts().items():
                 total[name] = total.get(name, 0) + count
         return total
+
+    def anonymous(self, authorization: str | None) -> tuple[Caller, str | None, str]:
+        """For a request without verified credentials: the broker interface of
+        its caller, the principal its calls carry (None while the one broker
+        is the caller's own) and its region, from its Authorization header
+        (see the module docstring). Remembered per credential text until a
+        broker is made (bounded). O(len(header))."""
+        credential = credential_of(authorization)
+        made = len(self._brokers)
+        hit = self._anonymous.get(credential)
+        if hit is not None and hit[0] == made:
+            return hit[1]
+        default = self.default
+        account, region = default.account_id, default.region
+        signed = caller_scope(authorization)
+        if signed is not None:
+            region = signed[1]
+            if _ACCOUNT.fullmatch(signed[0]):
+                account = signed[0]
+        own = made == 1 and account == default.account_id and region == default.region
+        found = (self.caller(account, region), None if own else account, region)
+        if len(self._anonymous) >= MAX_CALLERS:
+            self._anonymous.clear()
+        self._anonymous[credential] = (made, found)
+        return found
 
     def caller(self, account: str, region: str) -> Caller:
         """The broker interface of a request by ``account`` in ``region``
@@ -216,6 +245,9 @@ class Caller:
         accounts = self._accounts
         if len(accounts._brokers) == 1:  # the hot path of a single (account, region)
             return accounts.default.get_queue(ref)
+        routed = accounts._routes.get((ref, self.region))  # a URL seen before
+        if routed is not None:
+            return routed.get_queue(ref)
         return self._route(ref).get_queue(ref)
 
     def get_queue_url(

@@ -77,6 +77,7 @@ __all__ = [
     "AccountsAPI",
     "Endpoint",
     "caller_scope",
+    "credential_of",
     "is_loopback",
 ]
 
@@ -117,24 +118,34 @@ class AccountsAPI(Protocol):
     def single(self) -> bool: ...
     def caller(self, account: str, region: str) -> BrokerAPI: ...
     def broker_for(self, account: str, region: str) -> BrokerAPI: ...
+    def anonymous(self, authorization: str | None) -> tuple[BrokerAPI, str | None, str]: ...
 
 
 #: ``Credential=<key>/<date>/<region>/<service>/aws4_request`` in an Authorization header.
 _CREDENTIAL = "Credential="
 
 
+def credential_of(authorization: str | None) -> str:
+    """The ``Credential=`` text of a Signature V4 Authorization header
+    (``<key>/<date>/<region>/<service>/aws4_request``), "" without one. A
+    client sends the same text with every request of a day. O(len(header))."""
+    if not authorization:
+        return ""
+    start = authorization.find(_CREDENTIAL)
+    if start < 0:
+        return ""
+    start += len(_CREDENTIAL)
+    end = authorization.find(",", start)
+    return authorization[start : end if end >= 0 else None]
+
+
 def caller_scope(authorization: str | None) -> tuple[str, str] | None:
     """(access key id, region) of a Signature V4 Authorization header's
     credential scope; None for a request that carries none (or a malformed
     one: the request then acts in the defaults). O(len(header))."""
-    if not authorization:
+    credential = credential_of(authorization)
+    if not credential:
         return None
-    start = authorization.find(_CREDENTIAL)
-    if start < 0:
-        return None
-    start += len(_CREDENTIAL)
-    end = authorization.find(",", start)
-    credential = authorization[start : end if end >= 0 else None]
     # A client signs every request of a day with the same credential: read once.
     found = _SCOPES.get(credential, _UNREAD)
     if found is _UNREAD:
@@ -384,13 +395,12 @@ class Endpoint:
         principal = None
         accounts = self.accounts
         region = self.broker.region
-        signed = None
-        if accounts is not None:
-            # The request's region is its signature's scope (any region is served).
-            signed = caller_scope(headers.get("authorization"))
-            if signed is not None:
-                region = signed[1]
         if self.credentials is not None:
+            if accounts is not None:
+                # The request's region is its signature's scope (any region is served).
+                signed = caller_scope(headers.get("authorization"))
+                if signed is not None:
+                    region = signed[1]
             # Lazy: _sigv4 needs botocore, which an anonymous endpoint never loads.
             from sqsqueue.aws import _sigv4
 
@@ -400,8 +410,16 @@ class Endpoint:
             principal = _sigv4.verify(self.credentials, method, url, scope["headers"], body, region)
         if accounts is None:
             client = Client(self.broker, principal=principal, endpoint_url=endpoint_url)
+        elif principal is None:
+            caller, principal, region = accounts.anonymous(headers.get("authorization"))
+            client = Client(
+                caller,
+                principal=principal,
+                endpoint_url=endpoint_url,
+                default_region=accounts.default.region,
+            )
         else:
-            client = self._client_of(accounts, signed, principal, region, endpoint_url)
+            client = self._client_of(accounts, principal, region, endpoint_url)
         if json_protocol:
             if method != "POST":
                 raise _errors.InvalidRequest(f"The JSON protocol takes POST, not {method}.")
@@ -450,21 +468,14 @@ class Endpoint:
     def _client_of(
         self,
         accounts: AccountsAPI,
-        signed: tuple[str, str] | None,
-        principal: str | None,
+        account: str,
         region: str,
         endpoint_url: str,
     ) -> Client:
-        """The client of a request to an endpoint serving every account and
-        region: the caller is the verified key's account, else the access key
-        id when it is 12 digits, else the default account (:mod:`._accounts`).
-        ``signed`` is the request's (access key id, region). O(1)."""
+        """The client of a signed request (``account`` is the verified key's)
+        to an endpoint serving every account and region (:mod:`._accounts`;
+        an anonymous request's is ``Accounts.anonymous``). O(1)."""
         default = accounts.default
-        account = principal
-        if account is None:
-            account = default.account_id
-            if signed is not None and len(signed[0]) == 12 and signed[0].isdigit():
-                account = signed[0]
         if accounts.single and account == default.account_id and region == default.region:
             principal = None  # the one broker is the caller's: no policy to check
         else:
