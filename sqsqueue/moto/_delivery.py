@@ -12,7 +12,13 @@ from typing import Any
 
 from sqsqueue.moto._providers import current
 
-__all__ = ["in_sns_delivery", "patch_events", "patch_sns", "topic_deduplication_id"]
+__all__ = [
+    "in_sns_delivery",
+    "patch_events",
+    "patch_s3",
+    "patch_sns",
+    "topic_deduplication_id",
+]
 
 #: The topic and message of the SNS delivery running in this context.
 _delivery: contextvars.ContextVar[tuple[Any, str] | None] = contextvars.ContextVar(
@@ -220,3 +226,44 @@ def patch_events(models: ModuleType) -> None:
 
     send_to_targets._sqsqueue = True  # type: ignore[attr-defined]
     rule_class.send_to_targets = send_to_targets
+
+
+# -- S3 -----------------------------------------------------------------------------
+
+
+def patch_s3(notifications: ModuleType) -> None:
+    """Wrap moto's ``send_event`` while a provider is active: a bucket's
+    notification to a queue of another account is delivered in that account
+    (moto sends it to the bucket's own, where the queue is missing and the
+    message is dropped). Every other notification is moto's, as before."""
+    original = notifications.send_event
+    if getattr(original, "_sqsqueue", False):
+        return
+
+    def send_event(account_id: str, event_name: Any, bucket: Any, key: Any) -> Any:
+        config = getattr(bucket, "notification_configuration", None)
+        if current() is None or config is None:
+            return original(account_id, event_name, bucket, key)
+        queues = list(config.queue)
+        elsewhere = [n for n in queues if _arn_account(n.arn) not in (None, account_id)]
+        if not elsewhere:
+            return original(account_id, event_name, bucket, key)
+        for notification in elsewhere:
+            if notification.matches(event_name, key.name):
+                body = notifications._get_s3_event(event_name, bucket, key, notification.id)
+                _arn, _aws, _sqs, region, account, name = notification.arn.split(":")
+                notifications._send_sqs_message(account, body, name, region)
+        config.queue = [n for n in queues if not any(n is e for e in elsewhere)]
+        try:
+            return original(account_id, event_name, bucket, key)
+        finally:
+            config.queue = queues
+
+    send_event._sqsqueue = True  # type: ignore[attr-defined]
+    notifications.__dict__["send_event"] = send_event  # models call notifications.send_event
+
+
+def _arn_account(arn: object) -> str | None:
+    """The account of an SQS ARN; None for anything else. O(1)."""
+    parts = str(arn).split(":")
+    return parts[4] if len(parts) == 6 and parts[2] == "sqs" else None

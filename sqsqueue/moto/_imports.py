@@ -2,8 +2,8 @@
 
 A provider may start before moto is imported (``mock_sqs`` first, then
 ``import moto``): an import hook on ``sys.meta_path`` then waits for moto's
-SQS, SNS and EventBridge models and patches each right after it runs. It
-answers for those three module names only, loads them with moto's own loader
+SQS, SNS and EventBridge models and S3's notifications, and patches each
+right after it runs. It answers for those four module names only, loads them with moto's own loader
 from moto's own files, and never sees user data.
 """
 
@@ -21,7 +21,12 @@ __all__ = ["install", "patched"]
 #: The moto modules patched so far.
 patched: set[str] = set()
 _lock = threading.Lock()
-_WATCHED = ("moto.sqs.models", "moto.sns.models", "moto.events.models")
+_WATCHED = (
+    "moto.sqs.models",
+    "moto.sns.models",
+    "moto.events.models",
+    "moto.s3.notifications",
+)
 
 
 def _patches() -> dict[str, Callable[[ModuleType], None]]:
@@ -31,6 +36,7 @@ def _patches() -> dict[str, Callable[[ModuleType], None]]:
         "moto.sqs.models": _backend.route,
         "moto.sns.models": _delivery.patch_sns,
         "moto.events.models": _delivery.patch_events,
+        "moto.s3.notifications": _delivery.patch_s3,
     }
 
 

@@ -374,3 +374,24 @@ def test_moto_delivers_into_the_account_and_region_its_arn_names(served: str) ->
     )
     [event] = other.receive_message(QueueUrl=other_url, WaitTimeSeconds=1)["Messages"]
     assert json.loads(event["Body"])["detail"] == {"id": 7}
+    # S3: a bucket of moto's account notifying that queue.
+    s3 = client("s3", REGION)
+    s3.create_bucket(Bucket="shared-uploads")
+    s3.put_bucket_notification_configuration(
+        Bucket="shared-uploads",
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {
+                    "QueueArn": f"arn:aws:sqs:{REGION}:111111111111:inbox",
+                    "Events": ["s3:ObjectCreated:*"],
+                }
+            ]
+        },
+    )
+    s3.put_object(Bucket="shared-uploads", Key="cat.jpg", Body=b"meow")
+    bodies = [
+        json.loads(m["Body"])
+        for m in other.receive_message(QueueUrl=other_url, MaxNumberOfMessages=10)["Messages"]
+    ]
+    keys = [r["s3"]["object"]["key"] for b in bodies for r in b.get("Records", [])]
+    assert keys == ["cat.jpg"]
