@@ -19,8 +19,9 @@ from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._faults import Faults
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import SendResult, _Record, key_seq, system_attributes_md5
-from sqsqueue._operations import FifoQueueOptions, QueueState, _BaseQueue
+from sqsqueue._operations import FifoQueueOptions, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
+from sqsqueue._state import QueueState
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, MissingParameter
 

@@ -478,7 +478,7 @@ def received_views(
     message_attribute_names: Sequence[str],
 ) -> list[bytes]:
     """The ReceiveMessage answer's body written from the records a receive
-    delivered, under the queue's lock (an ``_operations.Views``: the engine
+    delivered, under the queue's lock (an ``_receive.Views``: the engine
     calls it where it would make the Message views): ``[encode_messages(
     message_views(...))]``, byte for byte, or ``[]`` for no records.
 
