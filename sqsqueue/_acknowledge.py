@@ -14,7 +14,7 @@ Every function is handed the queue; what it uses of it is :class:`Acknowledgeabl
 
 from __future__ import annotations
 
-import threading
+import random
 from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, Protocol
@@ -37,28 +37,20 @@ from sqsqueue._message import (
 )
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import Receipts
+from sqsqueue._settings import Operating
 from sqsqueue.errors import InvalidParameterValue, SQSError
 
 
-class Acknowledgeable(Protocol):
+class Acknowledgeable(Operating, Protocol):
     """What a delete or a visibility change uses of a queue (``_operations._BaseQueue``)."""
 
-    _lock: threading.RLock
     _records: dict[int, _Record]
     _receipts: Receipts
     _ordering: Ordering
     _faults: Faults | None
-    _fault_rng: Any  # random.Random
+    _fault_rng: random.Random
     _tally: Tally | None
     _waiters: dict[Waiter, None]
-
-    def _begin(self) -> int: ...
-
-    def _notify(self, count: int | None = None) -> None: ...
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None: ...
 
     def _drop(self, rec: _Record, reason: str, now: int, **detail: object) -> None: ...
 

@@ -375,6 +375,7 @@ class Broker(Generic[C]):
                     store.commit()
                 store.close()
 
+    # closed, __enter__ and __exit__ as a queue has them: three lines each, not worth a base.
     @property
     def closed(self) -> bool:
         """True once :meth:`close` was called."""

@@ -303,6 +303,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         for waiter in waiters:
             waiter.wake()
 
+    # closed, __enter__ and __exit__ as Broker has them: three lines each, not worth a base.
     @property
     def closed(self) -> bool:
         """True once :meth:`close` was called (directly or by the broker)."""
@@ -357,6 +358,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: O(log n).
         """
+        # The parameters passed on in their order, as every entry here does (duplicates lists it).
         return _send.send(
             self,
             body,
@@ -388,6 +390,10 @@ class _BaseQueue(QueueSettings, abc.ABC):
         return _send.send_batch(self, entries, sender_id, principal)
 
     # -- receive (``_receive.py``) ----------------------------------------------
+    #
+    # The four entries repeat ReceiveMessage's parameters on purpose (duplicates
+    # lists them): two public signatures and the adapters' positional one; each
+    # plans the request once (``_receive.plan``) and hands on only the plan.
 
     def receive(
         self,

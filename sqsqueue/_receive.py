@@ -18,14 +18,13 @@ Every function is handed the queue; what it uses of it is :class:`Receivable`.
 from __future__ import annotations
 
 import asyncio
-import threading
+import random
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqsqueue import _deadletter, _faults, _limits, _validate
-from sqsqueue._clock import Clock
 from sqsqueue._deadletter import Redrivable
 from sqsqueue._faults import Faults
 from sqsqueue._limits import MAX_MESSAGES_MAX, US, WAIT_TIME_MAX
@@ -33,7 +32,7 @@ from sqsqueue._message import _Record
 from sqsqueue._metrics import Tally
 from sqsqueue._polling import Poll, Pollable, run_async, run_sync
 from sqsqueue._polling import long_poll as _poll_loop
-from sqsqueue._settings import ALL, names_of
+from sqsqueue._settings import ALL, Operating, names_of
 from sqsqueue.errors import OverLimit
 
 T = TypeVar("T")
@@ -89,19 +88,17 @@ class Attempts(Protocol):
     ) -> tuple[list[_Record], list[str]] | None: ...
 
 
-class Receivable(Pollable, Redrivable, Protocol):
+class Receivable(Operating, Pollable, Redrivable, Protocol):
     """What a receive uses of a queue (``_operations._BaseQueue``), besides what
-    its long poll (``_polling.Pollable``) and its dead letters
-    (``_deadletter.Redrivable``) do."""
+    every operation (``_settings.Operating``), its long poll
+    (``_polling.Pollable``) and its dead letters (``_deadletter.Redrivable``) do."""
 
-    _lock: threading.RLock
-    _clock: Clock
     _records: dict[int, _Record]
     _lane: OrderedDict[int, _Record]
     _received: Any  # a SortedKeyList (sortedcontainers is untyped)
     _tally: Tally | None
     _faults: Faults | None
-    _fault_rng: Any  # random.Random
+    _fault_rng: random.Random
     _visibility_us: int
     _wait_s: int
     _max_receive_count: int
@@ -109,17 +106,11 @@ class Receivable(Pollable, Redrivable, Protocol):
     @property
     def _attempts(self) -> Attempts | None: ...
 
-    def _begin(self) -> int: ...
-
     def _check_alive(self) -> None: ...
 
     def _in_flight(self, now: int) -> int: ...
 
     def _deliver_all(self, recs: list[_Record], now: int, visibility_us: int) -> list[str]: ...
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None: ...
 
 
 # -- the plan -------------------------------------------------------------------------
@@ -136,8 +127,9 @@ def plan(
     principal: str | None,
 ) -> ReceivePlan:
     """Check a ReceiveMessage's caller and parameters (``Queue.receive``'s, in
-    its order), once: the plan every later step takes. The plan of the most
-    common call (every parameter at its default) is one made in advance."""
+    its order: the entries of ``_operations`` pass them on as they stand),
+    once: the plan every later step takes. The plan of the most common call
+    (every parameter at its default) is one made in advance."""
     if (
         type(max_messages) is int
         and 0 < max_messages <= MAX_MESSAGES_MAX

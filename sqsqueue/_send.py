@@ -19,7 +19,6 @@ Every function is handed the queue; what it uses of it is :class:`Sendable`.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, Protocol
@@ -37,6 +36,7 @@ from sqsqueue._message import (
     draft,
     md5_of_attributes,
 )
+from sqsqueue._settings import Operating
 from sqsqueue._validate import ASCII_KEEP
 from sqsqueue.errors import BatchRequestTooLong, SQSError
 
@@ -50,23 +50,14 @@ _NONES = itertools.repeat(None)
 Prepared = tuple[_Record, int | None]
 
 
-class Sendable(Protocol):
+class Sendable(Operating, Protocol):
     """What a send uses of a queue (``_operations._BaseQueue``, with the queue
     type's send rules from ``_standard`` or ``_fifo``)."""
 
     FIFO: ClassVar[bool]
-    _lock: threading.RLock
     _account_id: str
     _max_size: int
     _waiters: dict[Waiter, None]
-
-    def _begin(self) -> int: ...
-
-    def _notify(self, count: int | None = None) -> None: ...
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None: ...
 
     def _check_ids(
         self, delay: int | None, group_id: object, deduplication_id: object, *, batch: bool
@@ -172,6 +163,7 @@ def send(
         finally:
             lock.release()
         return new_send_result((message_id, body, None, None, None))
+    # prepare's arguments, as send_batch passes an entry's (alike on purpose: one rule).
     rec, delay = prepare(
         queue,
         body,

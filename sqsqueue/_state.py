@@ -8,7 +8,6 @@ Every function is handed the queue; what it uses of it is :class:`Stateful`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import NotRequired, Protocol, TypedDict
 
@@ -20,6 +19,7 @@ from sqsqueue._limits import PURGE_INTERVAL, US
 from sqsqueue._message import _Record
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import Receipts
+from sqsqueue._settings import Operating
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, PurgeQueueInProgress
 
@@ -41,11 +41,13 @@ class QueueState(TypedDict):
     dedup_by_group: NotRequired[bool]
 
 
-class Stateful(Protocol):
+class Stateful(Operating, Protocol):
     """What purge, remove, retire and restore use of a queue (``_operations._BaseQueue``)."""
 
+    # The fields restore writes, listed as QueueSettings declares them (the house's
+    # one way: a protocol of exactly what this module uses, docs/architecture.md).
+
     _name: str
-    _lock: threading.RLock
     _clock: Clock
     _leniency: Leniency
     _records: dict[int, _Record]
@@ -65,19 +67,11 @@ class Stateful(Protocol):
     @property
     def arn(self) -> str: ...
 
-    def _begin(self) -> int: ...
-
     def _check_alive(self) -> None: ...
 
     def _now_us(self) -> int: ...
 
     def _advance(self, now: int) -> None: ...
-
-    def _notify(self, count: int | None = None) -> None: ...
-
-    def _authorize(
-        self, principal: str | None, action: str, sender_id: str | None = None
-    ) -> str | None: ...
 
     def _drop(self, rec: _Record, reason: str, now: int, **detail: object) -> None: ...
 

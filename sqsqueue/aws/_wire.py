@@ -521,7 +521,8 @@ def received_views(
             small_md5(raw) if len(raw) <= SMALL_MD5 else hashlib.md5(raw, usedforsecurity=False)
         ).hexdigest()
         if every:
-            # _views.message_views' system attributes, as _dumps writes them.
+            # _views.message_views' system attributes, as _dumps writes them: two hot
+            # paths held equal by tests/aws/test_wire_fast.py.
             ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
             if ms != sent_ms:
                 sent_ms = ms
