@@ -596,7 +596,7 @@ def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
 
 def _entries(entries: Any) -> list[Mapping[str, Any]]:
     """Batch entries as the engine takes them: boto3-shaped mappings, checked
-    there (``_lifecycle._aws_entry``)."""
+    there (``_batches._aws_entry``)."""
     if not all(isinstance(e, Mapping) for e in entries):
         raise InvalidParameterValue("Each batch entry must be a mapping.")
     return list(entries)
