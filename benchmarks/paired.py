@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -35,52 +34,28 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-START = 1_700_000_000.0
-BODY = "x" * 100
 CHECK_SIZES = (10_000, 40_000)
 
 
 def measure(messages: int) -> dict[str, float]:
     """Every figure, for the sqsqueue this process imports."""
+    from _core_common import BODY, START
+    from _core_throughput import batched_cycles, one_by_one, single_cycles, standard_queue
+
     from sqsqueue import FifoQueue, ManualClock, Queue, SendEntry
 
-    def queue() -> Queue:
-        return Queue("paired", clock=ManualClock(start=START), random=random.Random(1))
-
-    entries = [SendEntry(str(i), BODY) for i in range(10)]
     dict_entries = [{"Id": str(i), "MessageBody": BODY} for i in range(10)]
     cycles = messages // 10
 
-    def single() -> None:
-        q = queue()
-        send, receive, delete = q.send, q.receive, q.delete
-        for _ in range(cycles):
-            for _ in range(10):
-                send(BODY)
-            for m in receive(max_messages=10):
-                delete(m.receipt_handle)
-
-    def batched() -> None:
-        q = queue()
-        for _ in range(cycles):
-            q.send_batch(entries)
-            q.delete_batch([m.receipt_handle for m in q.receive(max_messages=10)])
-
     def batched_dicts() -> None:
-        q = queue()
+        """bench_core's batched loop, its entries boto3-shaped dicts."""
+        q = standard_queue("batched")
         for _ in range(cycles):
             q.send_batch(dict_entries)
             got = q.receive(max_messages=10)
             q.delete_batch(
                 [{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got)]
             )
-
-    def one() -> None:
-        q = queue()
-        for _ in range(messages):
-            q.send(BODY)
-            for m in q.receive(max_messages=10):
-                q.delete(m.receipt_handle)
 
     def best(fn: Callable[[], None], runs: int = 3) -> float:
         times = []
@@ -91,7 +66,12 @@ def measure(messages: int) -> dict[str, float]:
         return min(times)
 
     out: dict[str, float] = {}
-    loops = {"single": single, "batched": batched, "batched dicts": batched_dicts, "one": one}
+    loops = {
+        "single": lambda: single_cycles(cycles),
+        "batched": lambda: batched_cycles(cycles),
+        "batched dicts": batched_dicts,
+        "one": lambda: one_by_one(messages),
+    }
     for name, fn in loops.items():
         out[name] = best(fn) / messages * 1e6
 
@@ -145,12 +125,13 @@ def main() -> int:
             runs[tree].append(json.loads(done.stdout))
             print(f"turn {turn + 1} {tree}: load {os.getloadavg()[0]:.2f}", file=sys.stderr)
     old, new = trees
-    print(f"| figure | {Path(old).name} | {Path(new).name} | new/old |")
-    print("|---|---|---|---|")
+    print(f"| figure | {Path(old).name} | {Path(new).name} | new/old | turns' range, old; new |")
+    print("|---|---|---|---|---|")
     for key in runs[old][0]:
-        a = statistics.median(r[key] for r in runs[old])
-        b = statistics.median(r[key] for r in runs[new])
-        print(f"| {key} | {a:.3f} | {b:.3f} | {b / a:.3f} |")
+        olds, news = [r[key] for r in runs[old]], [r[key] for r in runs[new]]
+        a, b = statistics.median(olds), statistics.median(news)
+        spread = f"{min(olds):.2f}-{max(olds):.2f}; {min(news):.2f}-{max(news):.2f}"
+        print(f"| {key} | {a:.3f} | {b:.3f} | {b / a:.3f} | {spread} |")
     for tree in trees:
         for kind in ("standard", "fifo"):
             ratio = statistics.median(
