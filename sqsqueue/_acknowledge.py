@@ -124,8 +124,14 @@ def delete_one(queue: Acknowledgeable, handle: object, now: int) -> None:
     queue._drop(rec, "deleted", now)
 
 
-def delete(queue: Acknowledgeable, receipt_handle: str, principal: str | None) -> None:
-    """DeleteMessage (``Queue.delete``'s arguments, in its order)."""
+def delete(queue: Acknowledgeable, receipt_handle: str, *, principal: str | None = None) -> None:
+    """Delete a received message (DeleteMessage).
+
+    Standard queues accept any handle ever issued for the message, even
+    after its visibility timeout ended; deleting a deleted message succeeds
+    (section 8). ``Queue.delete`` is this function (``_operations._BaseQueue``),
+    the queue its first argument. Runtime complexity: O(log n).
+    """
     if principal is not None:
         queue._authorize(principal, "DeleteMessage")
     lock = queue._lock

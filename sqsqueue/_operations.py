@@ -3,7 +3,8 @@
 :class:`_BaseQueue` is the base of :class:`~sqsqueue.Queue` and
 :class:`~sqsqueue.FifoQueue`: its constructor (the keywords, declared here as
 TypedDicts), shutdown, and the public operations, each a method that hands
-the queue to the module of its concern:
+the queue to the module of its concern (``send`` and ``delete``, the hottest,
+are that module's function itself, bound as the method: no call between):
 
 * send, send_batch: ``_send.py``;
 * receive, receive_async (and the adapters' ``_receive_as``): ``_receive.py``,
@@ -336,40 +337,9 @@ class _BaseQueue(QueueSettings, abc.ABC):
         commit = self._commit
         return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
 
-    def send(
-        self,
-        body: str,
-        *,
-        delay_seconds: int | None = None,
-        message_attributes: Mapping[str, object] | None = None,
-        trace_header: str | Mapping[str, Any] | None = None,
-        group_id: str | None = None,
-        deduplication_id: str | None = None,
-        sender_id: str | None = None,
-        principal: str | None = None,
-    ) -> SendResult:
-        """Send one message (SendMessage).
-
-        ``message_attributes`` maps names to :class:`MessageAttributeValue`,
-        boto3-shaped dicts (``{"DataType": "String", "StringValue": "x"}``) or
-        plain values (``str`` -> String, ``bytes`` -> Binary, ``int``/``float``/
-        ``Decimal`` -> Number). ``trace_header`` is the ``AWSTraceHeader`` system
-        attribute. ``group_id`` on a standard queue makes it a fair queue.
-
-        Runtime complexity: O(log n).
-        """
-        # The parameters passed on in their order, as every entry here does (duplicates lists it).
-        return _send.send(
-            self,
-            body,
-            delay_seconds,
-            message_attributes,
-            trace_header,
-            group_id,
-            deduplication_id,
-            sender_id,
-            principal,
-        )
+    #: SendMessage: the function of ``_send`` is the method itself, its first
+    #: argument the queue (the single send is the hottest path: no call between).
+    send = _send.send
 
     def send_batch(
         self,
@@ -511,14 +481,9 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
     # -- delete and change visibility (``_acknowledge.py``) -----------------------
 
-    def delete(self, receipt_handle: str, *, principal: str | None = None) -> None:
-        """Delete a received message (DeleteMessage).
-
-        Standard queues accept any handle ever issued for the message, even
-        after its visibility timeout ended; deleting a deleted message succeeds
-        (section 8). Runtime complexity: O(log n).
-        """
-        _acknowledge.delete(self, receipt_handle, principal)
+    #: DeleteMessage: the function of ``_acknowledge`` is the method itself, as
+    #: for :meth:`send`.
+    delete = _acknowledge.delete
 
     def change_visibility(
         self, receipt_handle: str, visibility_timeout: int, *, principal: str | None = None

@@ -122,15 +122,26 @@ def send_prepared(
 def send(
     queue: Sendable,
     body: str,
-    delay_seconds: int | None,
-    message_attributes: Mapping[str, object] | None,
-    trace_header: str | Mapping[str, Any] | None,
-    group_id: str | None,
-    deduplication_id: str | None,
-    sender_id: str | None,
-    principal: str | None,
+    *,
+    delay_seconds: int | None = None,
+    message_attributes: Mapping[str, object] | None = None,
+    trace_header: str | Mapping[str, Any] | None = None,
+    group_id: str | None = None,
+    deduplication_id: str | None = None,
+    sender_id: str | None = None,
+    principal: str | None = None,
 ) -> SendResult:
-    """SendMessage (``Queue.send``'s arguments, in its order)."""
+    """Send one message (SendMessage).
+
+    ``message_attributes`` maps names to :class:`MessageAttributeValue`,
+    boto3-shaped dicts (``{"DataType": "String", "StringValue": "x"}``) or
+    plain values (``str`` -> String, ``bytes`` -> Binary, ``int``/``float``/
+    ``Decimal`` -> Number). ``trace_header`` is the ``AWSTraceHeader`` system
+    attribute. ``group_id`` on a standard queue makes it a fair queue.
+
+    ``Queue.send`` is this function (``_operations._BaseQueue``), the queue
+    its first argument. Runtime complexity: O(log n).
+    """
     if principal is not None:
         sender_id = queue._authorize(principal, "SendMessage", sender_id)
     sender = sender_id if sender_id is not None else queue._account_id
