@@ -219,7 +219,8 @@ def _check(data: dict[str, Any], source: str, text: str | None) -> Config:
         if home in seen:
             where = f"{source}, line {line}" if line else source
             raise ConfigError(
-                f"{where}: queue {spec.name!r} is declared twice (first as queue {seen[home] + 1})"
+                f"{where}: queue {spec.name!r} is declared twice (first as queue "
+                f"{seen[home] + 1})"
             )
         seen[home] = index
         specs.append(spec)

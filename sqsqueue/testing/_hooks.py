@@ -69,7 +69,6 @@ _HOST = re.compile(r"https?://sqs\.([a-z0-9-]+)\.amazonaws\.com")
 _REGIONS: dict[str, str | None] = {}
 _REGIONS_MAX = 256
 
-
 class Served(Protocol):
     """What the hooks need of an active mock: the client serving a region."""
 
