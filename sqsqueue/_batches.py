@@ -179,6 +179,7 @@ _DICTS = {dict}
 _TWO = {2}
 _GET_ID = itemgetter("Id")
 _GET_HANDLE = itemgetter("ReceiptHandle")
+_GET_BODY = itemgetter("MessageBody")
 
 
 def _listed(entries: object, entry_name: str) -> list[Any]:
@@ -253,19 +254,40 @@ def delete_entries_of(entries: object) -> tuple[list[str], list[Any]]:
     return ids, [item[1][0] for item in items]
 
 
-def send_entries_of(entries: object) -> tuple[list[str], list[SendEntry]]:
-    """:func:`entries_of` for a send batch: the entries' Ids and the entries,
-    as SendEntry objects. The library's own SendEntry objects are taken as
-    they are, in C. Nothing is done if a check fails."""
+def send_entries_of(
+    entries: object, plain_max: int | None
+) -> tuple[list[str], list[SendEntry], list[str] | None]:
+    """:func:`entries_of` for a send batch, each entry read once: the entries'
+    Ids, the entries as SendEntry objects, and, when ``plain_max`` is given
+    (a standard queue's MaximumMessageSize), the batch's bodies if it is a
+    plain one (:func:`plain_bodies`), else None. The library's own SendEntry
+    objects are taken as they are, in C; boto3-shaped dicts of an Id and a
+    MessageBody only (what code ported from boto3 writes) are read in C too,
+    and make no SendEntry when their bodies are plain (the entries are then
+    []). Nothing is done if a check fails."""
     raw = _listed(entries, "SendMessageBatchRequestEntry")
-    if {*map(type, raw)} == _SEND_ENTRIES:
+    types = {*map(type, raw)}
+    if types == _SEND_ENTRIES:
         ids = list(map(_ENTRY_ID, raw))
     else:
+        if types == _DICTS and plain_max is not None and {*map(len, raw)} == _TWO:
+            # {"Id": ..., "MessageBody": ...}: both members strings and nothing
+            # else is what _aws_entry accepts unchanged; plain bodies make the
+            # SendEntry objects unneeded. Any other dict is read one by one.
+            try:
+                ids = list(map(_GET_ID, raw))
+                bodies = list(map(_GET_BODY, raw))
+            except KeyError:
+                pass
+            else:
+                if {*map(type, ids)} == _STR and _plain(bodies, plain_max):
+                    _check_ids(ids)
+                    return ids, [], bodies
         items = [coerce_send(i, e) for i, e in enumerate(raw)]
         ids = [item[0] for item in items]
         raw = [item[1][0] for item in items]
     _check_ids(ids)
-    return ids, raw
+    return ids, raw, None if plain_max is None else plain_bodies(raw, plain_max)
 
 
 def plain_bodies(entries: list[SendEntry], max_size: int) -> list[str] | None:
@@ -284,20 +306,24 @@ def plain_bodies(entries: list[SendEntry], max_size: int) -> list[str] | None:
         ):
             return None
     bodies = list(map(_BODY, entries))
+    return bodies if _plain(bodies, max_size) else None
+
+
+def _plain(bodies: list[Any], max_size: int) -> bool:
+    """Whether every body is a non-empty string, ASCII, of allowed characters
+    and at most ``max_size`` long. O(total size), in C."""
     try:
         joined = "".join(bodies)
     except TypeError:
-        return None  # a body that is not a string
+        return False  # a body that is not a string
     # A character's class does not depend on its neighbours: the joined
     # bodies are ASCII and allowed when each one is.
-    if (
+    return not (
         not all(bodies)
         or not joined.isascii()
         or not _validate.ascii_allowed(joined)
         or (len(joined) > max_size and max(map(len, bodies)) > max_size)
-    ):
-        return None
-    return bodies
+    )
 
 
 def each(items: list[Item], action: Callable[..., None], now: int) -> BatchResult:

@@ -204,33 +204,7 @@ class Broker(Generic[C]):
             self._moves = MoveTasks(self._by_arn, self._sources_of, self._rng, self._lock)
             return
         _validate.instance("data_dir", data_dir, (str, os.PathLike), "a path")
-        store = Store(data_dir, durability)
-        lock = DurableLock()
-        self._lock = lock
-        self._moves = MoveTasks(
-            self._by_arn, self._sources_of, self._rng, lock, on_change=store.tasks_changed
-        )
-        try:
-            store.check_identity(account_id, region)
-            self._restore(store)
-        except SQSError:
-            store.close()
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            # A row this code cannot have written (edited by hand, or damaged in a
-            # way SQLite's check does not see): refuse, name the file, change nothing.
-            store.close()
-            raise StorageError(
-                f"{store.file} holds data this sqsqueue cannot read ({type(exc).__name__}: "
-                f"{exc}); nothing was changed"
-            ) from None
-        except BaseException:
-            store.close()
-            raise
-        self._store = store
-        store.now = self._now_us
-        store.pruned_at = self._now_us()  # opening pruned
-        lock.store = store
+        _open(self, Store(data_dir, durability))
 
     @classmethod
     def from_config(
@@ -255,25 +229,7 @@ class Broker(Generic[C]):
         ``lenient`` and of the file's ``lenient = [...]`` together. O(size of
         the file + queues).
         """
-        names = _lenient_names(options.pop("lenient", None))
-        plan = _config.load(config)
-        names |= plan.lenient
-        region = options.get("region", "us-east-1")
-        account = options.get("account_id") or _validate.default_account_id()
-        groups = _config.split(plan, account, region)
-        for (other_account, other_region), other in groups.items():
-            if other.queues and (other_account, other_region) != (account, region):
-                raise _config.ConfigError(
-                    f"{plan.where(other.queues[0])}: queue {other.queues[0].name!r} is in "
-                    f"account {other_account}, region {other_region}: a Broker holds one "
-                    f"account and region ({account}, {region}); sqsqueue serve holds every one"
-                )
-        own = groups[(account, region)]
-        rehearse_config(own, account, region, lenient=names)
-        options["lenient"] = names
-        broker: Broker[Any] = Broker(clock=clock, **options)
-        broker._configure(own)
-        return broker
+        return _from_config(config, clock, options)
 
     def _configure(self, plan: _config.Config) -> None:
         """Make a checked configuration's queues here (``from_config``'s second
@@ -339,18 +295,6 @@ class Broker(Generic[C]):
         with self._lock:
             self._check_open()
             return {name: queue.metrics() for name, queue in self._queues.items()}
-
-    def _restore(self, store: Store) -> None:
-        """Rebuild the broker from its data directory (writes nothing)."""
-        now = self._now_us()
-        self._deleted_at = store.load_deleted()
-        for name, fifo, state in store.load_queues():
-            queue = self._new_queue(name, fifo, {})
-            store.restore(queue, state, now)
-            self._queues[name] = queue
-            store.observe(queue)
-        self._moves.restore(store.load_tasks())
-        store.prune(now)  # only once everything read back: a refused file stays as it was
 
     @property
     def data_dir(self) -> Path | None:
@@ -432,6 +376,7 @@ class Broker(Generic[C]):
                     store.commit()
                 store.close()
 
+    # closed, __enter__ and __exit__ as a queue has them: three lines each, not worth a base.
     @property
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
@@ -854,6 +799,74 @@ class Broker(Generic[C]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._queues)
+
+
+def _open(broker: Broker[Any], store: Store) -> None:
+    """Make a broker being made durable: its lock, its move tasks and its
+    queues restored from ``store`` (writing nothing); a store that cannot be
+    read is closed and the error raised, with nothing changed."""
+    lock = DurableLock()
+    broker._lock = lock
+    broker._moves = MoveTasks(
+        broker._by_arn, broker._sources_of, broker._rng, lock, on_change=store.tasks_changed
+    )
+    try:
+        store.check_identity(broker.account_id, broker.region)
+        now = broker._now_us()
+        broker._deleted_at = store.load_deleted()
+        for name, fifo, state in store.load_queues():
+            queue = broker._new_queue(name, fifo, {})
+            store.restore(queue, state, now)
+            broker._queues[name] = queue
+            store.observe(queue)
+        broker._moves.restore(store.load_tasks())
+        store.prune(now)  # only once everything read back: a refused file stays as it was
+    except SQSError:
+        store.close()
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A row this code cannot have written (edited by hand, or damaged in a
+        # way SQLite's check does not see): refuse, name the file, change nothing.
+        store.close()
+        raise StorageError(
+            f"{store.file} holds data this sqsqueue cannot read ({type(exc).__name__}: "
+            f"{exc}); nothing was changed"
+        ) from None
+    except BaseException:
+        store.close()
+        raise
+    broker._store = store
+    store.now = broker._now_us
+    store.pruned_at = broker._now_us()  # opening pruned
+    lock.store = store
+
+
+def _from_config(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    clock: Clock | None,
+    options: BrokerOptions,
+) -> Broker[Any]:
+    """:meth:`Broker.from_config`: the file checked on a scratch broker, then
+    applied to the broker made."""
+    names = _lenient_names(options.pop("lenient", None))
+    plan = _config.load(config)
+    names |= plan.lenient
+    region = options.get("region", "us-east-1")
+    account = options.get("account_id") or _validate.default_account_id()
+    groups = _config.split(plan, account, region)
+    for (other_account, other_region), other in groups.items():
+        if other.queues and (other_account, other_region) != (account, region):
+            raise _config.ConfigError(
+                f"{plan.where(other.queues[0])}: queue {other.queues[0].name!r} is in "
+                f"account {other_account}, region {other_region}: a Broker holds one "
+                f"account and region ({account}, {region}); sqsqueue serve holds every one"
+            )
+    own = groups[(account, region)]
+    rehearse_config(own, account, region, lenient=names)
+    options["lenient"] = names
+    broker: Broker[Any] = Broker(clock=clock, **options)
+    broker._configure(own)
+    return broker
 
 
 def _lenient_names(value: object) -> frozenset[str]:

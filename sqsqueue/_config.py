@@ -118,6 +118,8 @@ class Config:
 class Target(Protocol):
     """What :func:`apply` needs of a broker."""
 
+    # Alike aws/_client.BrokerAPI on purpose: each module types the broker by what it uses.
+
     @property
     def region(self) -> str: ...
     @property
@@ -344,24 +346,19 @@ def _check_policy_table(key: str, value: dict[str, Any], fail: Any) -> None:
     if key == "redrive_policy" and "dead_letter_queue" in value:
         if not isinstance(value["dead_letter_queue"], str):
             raise fail(key, "dead_letter_queue must be a queue name (a string)")
-        unknown = sorted(set(value) - {"dead_letter_queue", "max_receive_count"})
-        if unknown:
-            raise fail(
-                key,
-                f"unknown key {unknown[0]!r} in redrive_policy: expected "
-                "dead_letter_queue and max_receive_count",
-            )
+        _known_keys(key, value, ("dead_letter_queue", "max_receive_count"), fail)
     if key == "redrive_allow_policy" and "redrive_permission" in value:
-        unknown = sorted(set(value) - {"redrive_permission", "source_queues"})
-        if unknown:
-            raise fail(
-                key,
-                f"unknown key {unknown[0]!r} in redrive_allow_policy: expected "
-                "redrive_permission and source_queues",
-            )
+        _known_keys(key, value, ("redrive_permission", "source_queues"), fail)
         sources = value.get("source_queues", [])
         if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
             raise fail(key, "source_queues must be a list of queue names")
+
+
+def _known_keys(key: str, value: dict[str, Any], known: tuple[str, str], fail: Any) -> None:
+    """Refuse a policy table with a key other than its two."""
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise fail(key, f"unknown key {unknown[0]!r} in {key}: expected {known[0]} and {known[1]}")
 
 
 def _references(spec: QueueSpec) -> Iterator[str]:

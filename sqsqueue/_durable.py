@@ -56,7 +56,7 @@ from sqsqueue._message import (
     _Record,
     key_seq,
 )
-from sqsqueue._operations import QueueState
+from sqsqueue._state import QueueState
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, StorageError
 

@@ -1,11 +1,22 @@
-"""Queue operations: what a caller can do with one queue, on top of the lifecycle.
+"""Queue operations: what a caller can do with one queue, and where each lives.
 
 :class:`_BaseQueue` is the base of :class:`~sqsqueue.Queue` and
-:class:`~sqsqueue.FifoQueue`: construction checks, authorization, the send,
-receive, delete and change-visibility operations with their batches, purge and
-close. Each operation validates everything first, then takes the queue's lock,
-reads the clock once (``_begin``: an exception from the clock changes nothing),
-applies the deadlines that passed and calls the lifecycle's transitions
+:class:`~sqsqueue.FifoQueue`: its constructor (the keywords, declared here as
+TypedDicts), shutdown, and the public operations, each a method that hands
+the queue to the module of its concern (``send`` and ``delete``, the hottest,
+are that module's function itself, bound as the method: no call between):
+
+* send, send_batch: ``_send.py``;
+* receive, receive_async (and the adapters' ``_receive_as``): ``_receive.py``,
+  the request planned once into a ``ReceivePlan``;
+* delete, change_visibility and their batches: ``_acknowledge.py``;
+* purge, remove, DeleteQueue's retire, and the state a durable store keeps
+  and restores: ``_state.py``.
+
+Batch requests' entries are read by ``_batches.py``. Each operation validates
+everything first, then takes the queue's lock, reads the clock once
+(``_begin``: an exception from the clock changes nothing), applies the
+deadlines that passed and calls the lifecycle's transitions
 (``_lifecycle.py``). The queue type adds its send rules (``_check_ids``,
 ``_commit``) and picks its :class:`~sqsqueue._lifecycle.Ordering`.
 
@@ -17,31 +28,18 @@ queues so that dead-letter moves are atomic). Long polls wait outside the lock
 from __future__ import annotations
 
 import abc
-import asyncio
-import itertools
 import os
 import random as _random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
-from typing import Any, ClassVar, NotRequired, Protocol, Self, TypedDict, TypeVar, Unpack
+from typing import Any, ClassVar, Self, TypedDict, TypeVar, Unpack
 
-from sqsqueue import _attributes, _batches, _deadletter, _faults, _lenient, _limits, _validate
-from sqsqueue._batches import FailsWholeBatch
+from sqsqueue import _acknowledge, _attributes, _deadletter, _receive, _send, _state, _validate
 from sqsqueue._clock import Clock, SystemClock
 from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Ordering
-from sqsqueue._limits import (
-    BATCH_PAYLOAD_MAX,
-    MAX_MESSAGES_MAX,
-    MAX_RECEIVE_COUNT_DEFAULT,
-    PURGE_INTERVAL,
-    US,
-)
+from sqsqueue._limits import MAX_RECEIVE_COUNT_DEFAULT, US
 from sqsqueue._message import (
-    SEQ_BITS,
-    SEQ_MASK,
-    BatchFailure,
     BatchResult,
     ChangeVisibilityEntry,
     DeleteEntry,
@@ -49,55 +47,17 @@ from sqsqueue._message import (
     SendEntry,
     SendResult,
     _Record,
-    draft,
-    key_time,
-    md5_of_attributes,
 )
-from sqsqueue._polling import Poll, long_poll, run_async, run_sync
 from sqsqueue._receipts import Receipts
-from sqsqueue._settings import ALL, QueueSettings, attribute_map, names_of
-from sqsqueue._validate import ASCII_KEEP, show
+from sqsqueue._receive import Attempts, Views
+from sqsqueue._send import Prepared
+from sqsqueue._settings import ALL, QueueSettings, attribute_map
+from sqsqueue._state import QueueState
+from sqsqueue._validate import show
 from sqsqueue._views import message_views
-from sqsqueue.errors import (
-    BatchRequestTooLong,
-    InvalidAttributeName,
-    InvalidAttributeValue,
-    InvalidParameterValue,
-    OverLimit,
-    PurgeQueueInProgress,
-    SQSError,
-)
+from sqsqueue.errors import InvalidAttributeName, InvalidAttributeValue, InvalidParameterValue
 
-#: ``Message(...)`` and ``SendResult(...)`` without the named tuple's
-#: Python-level ``__new__``: half the cost, and one is built for every message
-#: sent or received. The tuple must list every field, in order.
-new_send_result: Callable[[tuple[Any, ...]], SendResult] = partial(tuple.__new__, SendResult)
-#: Nones for the optional fields of the SendResults of plain bodies.
-_NONES = itertools.repeat(None)
-#: A validated send: the draft record and its DelaySeconds (None: the queue's).
-Prepared = tuple[_Record, int | None]
 T = TypeVar("T")
-
-
-class Attempts(Protocol):
-    """What a receive needs of the FIFO queue's ReceiveRequestAttemptIds."""
-
-    def remember(
-        self, attempt_id: str, now: int, records: list[_Record], handles: list[str]
-    ) -> None: ...
-
-    def replay(
-        self, attempt_id: str, now: int, visibility_us: int
-    ) -> tuple[list[_Record], list[str]] | None: ...
-
-
-#: What a receive makes of the records it delivered and their receipt
-#: handles, under the queue's lock, given the system and message attribute
-#: names asked for: the :class:`Message` views (``_views.message_views``), or
-#: an adapter's answer written from the records (``sqsqueue.aws._wire``). It
-#: must return an empty list exactly when there are no records: a long poll
-#: waits on, and NumberOfEmptyReceives counts, an empty answer.
-Views = Callable[[list[_Record], list[str], Sequence[str], Sequence[str]], list[T]]
 
 
 # -- the constructor's keywords ---------------------------------------------------
@@ -200,23 +160,6 @@ def _attribute_keywords(options: Mapping[str, object], fifo: bool) -> dict[str, 
         if value is not None:
             requested[key] = value
     return requested
-
-
-class QueueState(TypedDict):
-    """A queue's own state, as a durable store keeps it (``_durable.py``):
-    everything but its messages and its FIFO windows."""
-
-    values: dict[str, object]
-    tags: dict[str, str]
-    created: int
-    modified: int
-    last_purge: int | None
-    seq: int
-    last_now: int
-    #: The secret its receipt handles' key is derived from.
-    seed: bytes
-    #: FIFO queues: the DeduplicationScope they were created with.
-    dedup_by_group: NotRequired[bool]
 
 
 def _same_time(a: Clock, b: Clock) -> bool:
@@ -361,6 +304,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         for waiter in waiters:
             waiter.wake()
 
+    # closed, __enter__ and __exit__ as Broker has them: three lines each, not worth a base.
     @property
     def closed(self) -> bool:
         """True once :meth:`close` was called (directly or by the broker)."""
@@ -372,38 +316,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # -- send ----------------------------------------------------------------
-
-    def _prepare(
-        self,
-        body: object,
-        delay_seconds: object,
-        message_attributes: object,
-        trace_header: object,
-        group_id: object,
-        deduplication_id: object,
-        *,
-        batch: bool,
-    ) -> Prepared:
-        """Validate one message (no state read or changed except settings)."""
-        text, size = _validate.body(body)
-        attributes_md5 = None
-        if message_attributes is None:
-            attributes = None
-        else:
-            attributes, attributes_size = _validate.message_attributes(message_attributes)
-            size += attributes_size
-            if attributes:
-                attributes_md5 = md5_of_attributes(attributes)
-        if size > self._max_size:
-            raise _validate.too_big(self._max_size, batch=batch)
-        delay = None if delay_seconds is None else _validate.delay_seconds(delay_seconds)
-        trace = None if trace_header is None else _validate.trace_header(trace_header)
-        if group_id is None and deduplication_id is None and not self.FIFO:
-            group = dedup = None  # what a standard queue's _check_ids answers, uncalled
-        else:
-            group, dedup = self._check_ids(delay, group_id, deduplication_id, batch=batch)
-        return draft(text, size, attributes, attributes_md5, trace, group, dedup), delay
+    # -- send (``_send.py``) --------------------------------------------------
 
     @abc.abstractmethod
     def _check_ids(
@@ -411,7 +324,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
     ) -> tuple[str | None, str | None]:
         """Queue-type rules for delay, MessageGroupId and MessageDeduplicationId.
         In a batch entry, an error that fails the whole request is raised
-        wrapped in :class:`FailsWholeBatch`."""
+        wrapped in :class:`~sqsqueue._batches.FailsWholeBatch`."""
 
     @abc.abstractmethod
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
@@ -424,91 +337,9 @@ class _BaseQueue(QueueSettings, abc.ABC):
         commit = self._commit
         return [commit(rec, delay, now, sender_id) for rec, delay in prepared]
 
-    def _send_prepared(
-        self, prepared: Sequence[Prepared], sender_id: str | None
-    ) -> list[SendResult]:
-        sender = sender_id if sender_id is not None else self._account_id
-        with self._lock:
-            now = self._begin()
-            results = self._commit_all(prepared, now, sender)
-            if self._waiters:
-                self._notify(len(results))
-        return results
-
-    def send(
-        self,
-        body: str,
-        *,
-        delay_seconds: int | None = None,
-        message_attributes: Mapping[str, object] | None = None,
-        trace_header: str | Mapping[str, Any] | None = None,
-        group_id: str | None = None,
-        deduplication_id: str | None = None,
-        sender_id: str | None = None,
-        principal: str | None = None,
-    ) -> SendResult:
-        """Send one message (SendMessage).
-
-        ``message_attributes`` maps names to :class:`MessageAttributeValue`,
-        boto3-shaped dicts (``{"DataType": "String", "StringValue": "x"}``) or
-        plain values (``str`` -> String, ``bytes`` -> Binary, ``int``/``float``/
-        ``Decimal`` -> Number). ``trace_header`` is the ``AWSTraceHeader`` system
-        attribute. ``group_id`` on a standard queue makes it a fair queue.
-
-        Runtime complexity: O(log n).
-        """
-        if principal is not None:
-            sender_id = self._authorize(principal, "SendMessage", sender_id)
-        if (
-            type(body) is str
-            and body
-            and delay_seconds is None
-            and message_attributes is None
-            and trace_header is None
-            and group_id is None
-            and deduplication_id is None
-            and not self.FIFO
-            and body.isascii()
-            and (encoded := body.encode("ascii")).translate(ASCII_KEEP) == encoded  # ascii_allowed
-            and len(body) <= self._max_size
-        ):
-            # _prepare's answer for a plain ASCII body on a standard queue,
-            # without its calls (as send_batch does for a batch of them), and
-            # the standard queue's _commit of it, its record built at once.
-            sender = sender_id if sender_id is not None else self._account_id
-            lock = self._lock
-            # `with self._lock` in two calls: a with statement also looks up __enter__
-            # and __exit__ (twice the cost). A DurableLock's acquire and release are its
-            # __enter__ and __exit__.
-            lock.acquire()
-            try:
-                now = self._begin()
-                message_id = self._admit_body(body, now, sender)
-                if self._waiters:
-                    self._notify(1)
-            finally:
-                lock.release()
-            return new_send_result((message_id, body, None, None, None))
-        else:
-            rec, delay = self._prepare(
-                body,
-                delay_seconds,
-                message_attributes,
-                trace_header,
-                group_id,
-                deduplication_id,
-                batch=False,
-            )
-        # What _send_prepared does for a batch, for one message: this is the
-        # single-send hot path, and the batch's tuple, list and comprehension
-        # cost about 5% of a send+receive+delete cycle (RESULTS.md §2).
-        sender = sender_id if sender_id is not None else self._account_id
-        with self._lock:
-            now = self._begin()
-            result = self._commit(rec, delay, now, sender)
-            if self._waiters:
-                self._notify(1)
-        return result
+    #: SendMessage: the function of ``_send`` is the method itself, its first
+    #: argument the queue (the single send is the hottest path: no call between).
+    send = _send.send
 
     def send_batch(
         self,
@@ -526,198 +357,13 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: O(k log n) for k entries.
         """
-        if principal is not None:
-            sender_id = self._authorize(principal, "SendMessageBatch", sender_id)
-        entry_ids, send_entries = _batches.send_entries_of(entries)
-        bodies = None if self.FIFO else _batches.plain_bodies(send_entries, self._max_size)
-        if bodies is not None:
-            # The common batch: every entry valid, the standard queue's _commit
-            # of each, their records built at once (_admit_bodies).
-            total = sum(map(len, bodies))  # ASCII: a body's size is its length
-            if total > BATCH_PAYLOAD_MAX:
-                raise BatchRequestTooLong(
-                    f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
-                    f"You have sent {total} bytes."
-                )
-            sender = sender_id if sender_id is not None else self._account_id
-            with self._lock:
-                now = self._begin()
-                message_ids = self._admit_bodies(bodies, now, sender)
-                if self._waiters:
-                    self._notify(len(message_ids))
-            # SendResult(message_id, body), built in C (the Nones are endless).
-            fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
-            return BatchResult(dict(zip(entry_ids, map(new_send_result, fields), strict=True)))
-        prepared: dict[str, Prepared] = {}
-        failed: list[BatchFailure] = []
-        total = 0
-        for entry in send_entries:
-            try:
-                p = self._prepare(
-                    entry.body,
-                    entry.delay_seconds,
-                    entry.message_attributes,
-                    entry.trace_header,
-                    entry.group_id,
-                    entry.deduplication_id,
-                    batch=True,
-                )
-            except FailsWholeBatch as whole:
-                raise whole.error from None
-            except SQSError as err:
-                failed.append(BatchFailure(entry.id, err.code, err.message, err.sender_fault))
-                total += _batches.rough_size(entry)
-                continue
-            prepared[entry.id] = p
-            total += p[0].size
-        if total > BATCH_PAYLOAD_MAX:
-            raise BatchRequestTooLong(
-                f"Batch requests cannot be longer than {BATCH_PAYLOAD_MAX} bytes. "
-                f"You have sent {total} bytes."
-            )
-        results = self._send_prepared(list(prepared.values()), sender_id)
-        successful: dict[str, SendResult | None] = dict(zip(prepared, results, strict=True))
-        return BatchResult(successful, tuple(failed))
+        return _send.send_batch(self, entries, sender_id, principal)
 
-    # -- receive -------------------------------------------------------------
-
-    def _receive_now(
-        self,
-        views: Views[T],
-        now: int,
-        limit: int,
-        visibility_us: int,
-        long_poll: bool,
-        attempt_id: str | None,
-        attribute_names: Sequence[str],
-        message_attribute_names: Sequence[str],
-    ) -> list[T]:
-        """One non-blocking receive attempt under the lock."""
-        self._check_alive()
-        self._advance(now)
-        return self._receive_begun(
-            views,
-            now,
-            limit,
-            visibility_us,
-            long_poll,
-            attempt_id,
-            attribute_names,
-            message_attribute_names,
-        )
-
-    def _receive_begun(
-        self,
-        views: Views[T],
-        now: int,
-        limit: int,
-        visibility_us: int,
-        long_poll: bool,
-        attempt_id: str | None,
-        attribute_names: Sequence[str],
-        message_attribute_names: Sequence[str],
-    ) -> list[T]:
-        """:meth:`_receive_now` once the queue was found open and the deadlines
-        up to ``now`` were applied (``_begin``); ``views`` makes the answer."""
-        if attempt_id is not None:
-            assert self._attempts is not None  # attempt ids are kept on FIFO queues only
-            replay = self._attempts.replay(attempt_id, now, visibility_us)
-            if replay is not None:
-                if self._tally is not None:
-                    self._tally.received += len(replay[0])
-                return views(*replay, attribute_names, message_attribute_names)
-        if not self._records:
-            return []
-        # In flight <= lane + received: only a receive that could cross the limit
-        # needs the exact count (section 4).
-        # The limit is read from its module at each receive: tests lower it.
-        in_flight_max = _limits.IN_FLIGHT_MAX
-        if len(self._lane) + self._received._len + limit > in_flight_max:  # SortedList length
-            room = in_flight_max - self._in_flight(now)
-            if room <= 0:
-                return self._at_in_flight_limit(long_poll)
-            limit = min(limit, room)
-        target = _deadletter.redrive_target(self) if self._max_receive_count else None
-        threshold = self._max_receive_count if target is not None else 0
-        deliver, dead = self._ordering.select(now, limit, threshold)
-        if self._faults is not None:
-            deliver = _faults.partial_poll(
-                self._faults, self._fault_rng, deliver, long_poll, len(self._records)
-            )
-        if dead:
-            assert target is not None
-            _deadletter.dead_letter(self, dead, target, now)
-        handles = self._deliver_all(deliver, now, visibility_us)
-        if attempt_id is not None:
-            assert self._attempts is not None
-            self._attempts.remember(attempt_id, now, deliver, handles)
-        return views(deliver, handles, attribute_names, message_attribute_names)
-
-    def _at_in_flight_limit(self, long_poll: bool) -> list[T]:
-        """Standard queues: short polls raise OverLimit, long polls find nothing.
-        FIFO queues: no error at the in-flight limit (section 4)."""
-        if long_poll or self.FIFO:
-            return []
-        # Message text UNCONFIRMED (section 4 gives the code only).
-        raise OverLimit(
-            "The maximum number of in flight messages is reached: "
-            f"{_limits.IN_FLIGHT_MAX} messages are in flight."
-        )
-
-    def _receive_args(
-        self,
-        principal: str | None,
-        max_messages: object,
-        visibility_timeout: object,
-        wait_time_seconds: object,
-        attribute_names: object,
-        message_attribute_names: object,
-        receive_request_attempt_id: object,
-    ) -> tuple[int, int | None, int, tuple[str, ...], tuple[str, ...], str | None]:
-        """Check a ReceiveMessage's caller and parameters: (limit, its visibility
-        timeout or None, wait, attribute names, message attribute names, attempt id)."""
-        if principal is not None:
-            self._authorize(principal, "ReceiveMessage")
-        limit = _validate.max_messages(max_messages)
-        vt = (
-            None if visibility_timeout is None else _validate.visibility_timeout(visibility_timeout)
-        )
-        wait = self._wait_s if wait_time_seconds is None else _validate.wait_time(wait_time_seconds)
-        names = names_of("AttributeNames", attribute_names)
-        # Unknown system attribute names are ignored, as unknown message
-        # attribute names are (section 2.1; UNCONFIRMED for system names).
-        user_names = names_of("MessageAttributeNames", message_attribute_names)
-        attempt = self._check_attempt_id(receive_request_attempt_id)
-        return limit, vt, wait, names, user_names, attempt
-
-    def _check_attempt_id(self, value: object) -> str | None:
-        if value is None:
-            return None
-        # ReceiveRequestAttemptId applies to FIFO queues only [BM]; a standard
-        # queue ignores it (UNCONFIRMED) after validating its format.
-        attempt = _validate.fifo_id("ReceiveRequestAttemptId", value)
-        return attempt if self.FIFO else None
-
-    def _long_poll(
-        self,
-        views: Views[T],
-        loop: asyncio.AbstractEventLoop | None,
-        limit: int,
-        vt: int | None,
-        wait: int,
-        names: Sequence[str],
-        user_names: Sequence[str],
-        attempt: str | None,
-    ) -> Poll[T]:
-        """A receive that waits up to ``wait`` seconds (``_polling.long_poll``),
-        for the thread's driver (``loop`` None) or asyncio's."""
-        waits = wait > 0
-
-        def receive_at(now: int) -> list[T]:
-            vis = self._visibility_us if vt is None else vt * US
-            return self._receive_now(views, now, limit, vis, waits, attempt, names, user_names)
-
-        return long_poll(self, loop, receive_at, wait)
+    # -- receive (``_receive.py``) ----------------------------------------------
+    #
+    # The four entries repeat ReceiveMessage's parameters on purpose (duplicates
+    # lists them): two public signatures and the adapters' positional one; each
+    # plans the request once (``_receive.plan``) and hands on only the plan.
 
     def receive(
         self,
@@ -742,8 +388,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Runtime complexity: O(log n + k log n) for k messages returned; a long
         poll repeats that once per wake-up.
         """
-        return self._receive_as(
-            message_views,
+        plan = _receive.plan(
+            self,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -752,97 +398,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
             receive_request_attempt_id,
             principal,
         )
-
-    def _receive_as(
-        self,
-        views: Views[T],
-        max_messages: object,
-        visibility_timeout: object,
-        wait_time_seconds: object,
-        attribute_names: object,
-        message_attribute_names: object,
-        receive_request_attempt_id: object,
-        principal: str | None,
-    ) -> list[T]:
-        """:meth:`receive` (its arguments, in its order) answering with what
-        ``views`` makes of the delivered records: an adapter that writes its
-        own answer from them (``sqsqueue.aws``) skips the Message views.
-        Every check, transition, count and error is :meth:`receive`'s."""
-        limit, vt, wait, names, user_names, attempt = self._receive_plan(
-            principal,
-            max_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        )
-        if wait == 0:
-            return self._short_poll(views, limit, vt, names, user_names, attempt)
-        polling = self._long_poll(views, None, limit, vt, wait, names, user_names, attempt)
-        got = run_sync(polling, self._clock)
-        if not got:
-            self._count_empty_receive()
-        return got
-
-    def _receive_plan(
-        self,
-        principal: str | None,
-        max_messages: object,
-        visibility_timeout: object,
-        wait_time_seconds: object,
-        attribute_names: object,
-        message_attribute_names: object,
-        receive_request_attempt_id: object,
-    ) -> tuple[int, int | None, int, Sequence[str], Sequence[str], str | None]:
-        """:meth:`_receive_args`, whose answer for the defaults (the most
-        common call) is given without its calls."""
-        if (
-            type(max_messages) is int
-            and 0 < max_messages <= MAX_MESSAGES_MAX
-            and visibility_timeout is None
-            and wait_time_seconds is None
-            and attribute_names is ALL
-            and message_attribute_names is ALL
-            and receive_request_attempt_id is None
-            and principal is None
-        ):
-            return max_messages, None, self._wait_s, ALL, ALL, None
-        return self._receive_args(
-            principal,
-            max_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        )
-
-    def _short_poll(
-        self,
-        views: Views[T],
-        limit: int,
-        vt: int | None,
-        names: Sequence[str],
-        user_names: Sequence[str],
-        attempt: str | None,
-    ) -> list[T]:
-        """A receive that never waits (WaitTimeSeconds 0): what a long poll's
-        first attempt does, without the poll's generator and driver."""
-        lock = self._lock
-        # `with self._lock` in two calls: a with statement also looks up __enter__
-        # and __exit__ (twice the cost). A DurableLock's acquire and release are its
-        # __enter__ and __exit__.
-        lock.acquire()
-        try:
-            now = self._begin()
-            vis = self._visibility_us if vt is None else vt * US
-            got = self._receive_begun(views, now, limit, vis, False, attempt, names, user_names)
-            if not got and self._tally is not None:
-                self._tally.empty_receives += 1  # NumberOfEmptyReceives: one per call
-            return got
-        finally:
-            lock.release()
+        return _receive.receive(self, message_views, plan)
 
     async def receive_async(
         self,
@@ -859,8 +415,8 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: as :meth:`receive`.
         """
-        return await self._receive_as_async(
-            message_views,
+        plan = _receive.plan(
+            self,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
@@ -869,6 +425,34 @@ class _BaseQueue(QueueSettings, abc.ABC):
             receive_request_attempt_id,
             principal,
         )
+        return await _receive.receive_async(self, message_views, plan)
+
+    def _receive_as(
+        self,
+        views: Views[T],
+        max_messages: object,
+        visibility_timeout: object,
+        wait_time_seconds: object,
+        attribute_names: object,
+        message_attribute_names: object,
+        receive_request_attempt_id: object,
+        principal: str | None,
+    ) -> list[T]:
+        """:meth:`receive` (its arguments, in its order) answering with what
+        ``views`` makes of the delivered records: an adapter that writes its
+        own answer from them (``sqsqueue.aws``) skips the Message views.
+        Every check, transition, count and error is :meth:`receive`'s."""
+        plan = _receive.plan(
+            self,
+            max_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+            principal,
+        )
+        return _receive.receive(self, views, plan)
 
     async def _receive_as_async(
         self,
@@ -883,135 +467,23 @@ class _BaseQueue(QueueSettings, abc.ABC):
     ) -> list[T]:
         """:meth:`receive_async` answering with what ``views`` makes of the
         delivered records (see :meth:`_receive_as`)."""
-        limit, vt, wait, names, user_names, attempt = self._receive_plan(
-            principal,
+        plan = _receive.plan(
+            self,
             max_messages,
             visibility_timeout,
             wait_time_seconds,
             attribute_names,
             message_attribute_names,
             receive_request_attempt_id,
+            principal,
         )
-        if wait == 0:
-            return self._short_poll(views, limit, vt, names, user_names, attempt)
-        loop = asyncio.get_running_loop()
-        polling = self._long_poll(views, loop, limit, vt, wait, names, user_names, attempt)
-        got = await run_async(polling, self._clock)
-        if not got:
-            self._count_empty_receive()
-        return got
+        return await _receive.receive_async(self, views, plan)
 
-    def _count_empty_receive(self) -> None:
-        """NumberOfEmptyReceives: a ReceiveMessage call that returned nothing."""
-        with self._lock:
-            if self._tally is not None:
-                self._tally.empty_receives += 1
+    # -- delete and change visibility (``_acknowledge.py``) -----------------------
 
-    # -- delete and change visibility ----------------------------------------
-
-    def _expired_handle(self, handle: str) -> SQSError:
-        return InvalidParameterValue(
-            f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt "
-            "handle has expired."
-        )
-
-    def _acting(self, handle: object, now: int) -> tuple[_Record | None, bool]:
-        """The record a handle acts on (None if the message is gone) and whether
-        the handle may still act: on a standard queue any handle ever issued for
-        it; on a FIFO queue only the latest, while in flight: "DeleteMessage
-        operations will fail if the request is received outside of the
-        visibility timeout window" (section 8). Refuses forged handles."""
-        receipts = self._receipts
-        seq, receipt_no, token, version = receipts.parse(handle)
-        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token, version)  # type: ignore[arg-type]
-        if rec is None or not self._ordering.LATEST_RECEIPT_ONLY:
-            return rec, True
-        return rec, receipt_no == rec.receipt_no and key_time(rec.vkey) > now
-
-    def _delete_one(self, handle: object, now: int) -> None:
-        rec = self._receipts.latest(handle, self._records)
-        if (
-            rec is not None
-            and self._faults is None
-            and (not self._ordering.LATEST_RECEIPT_ONLY or rec.vkey >> SEQ_BITS > now)
-        ):
-            # The common case: the latest receipt of a stored message, which
-            # may act (a FIFO one while in flight; key_time, inlined).
-            if self._tally is not None:
-                self._tally.deleted += 1
-            self._drop(rec, "deleted", now)
-            return
-        # _acting, inlined: every other handle, refused or not.
-        receipts = self._receipts
-        seq, receipt_no, token, version = receipts.parse(handle)
-        rec = receipts.verify(handle, self._records.get(seq), receipt_no, seq, token, version)  # type: ignore[arg-type]
-        tally = self._tally
-        if rec is None:
-            # Already deleted: DeleteMessage is idempotent (section 8), and
-            # CloudWatch counts "every successful deletion operation that uses
-            # a valid receipt handle, including duplicate deletions" (DG:
-            # sqs-available-cloudwatch-metrics).
-            if tally is not None:
-                tally.deleted += 1
-            return
-        if self._ordering.LATEST_RECEIPT_ONLY and not (
-            receipt_no == rec.receipt_no and key_time(rec.vkey) > now
-        ):
-            raise self._expired_handle(handle)  # type: ignore[arg-type]
-        if tally is not None:
-            tally.deleted += 1
-        if self._faults is not None and _faults.lose_delete(self._faults, self._fault_rng):
-            return  # fault emulation: acknowledged, but the message survives
-        # The operation's own ``now``: a history stamp must not read the clock
-        # again halfway through a batch (a failing clock would leave it half done).
-        self._drop(rec, "deleted", now)
-
-    def delete(self, receipt_handle: str, *, principal: str | None = None) -> None:
-        """Delete a received message (DeleteMessage).
-
-        Standard queues accept any handle ever issued for the message, even
-        after its visibility timeout ended; deleting a deleted message succeeds
-        (section 8). Runtime complexity: O(log n).
-        """
-        if principal is not None:
-            self._authorize(principal, "DeleteMessage")
-        lock = self._lock
-        # `with self._lock` in two calls: a with statement also looks up __enter__
-        # and __exit__ (twice the cost). A DurableLock's acquire and release are its
-        # __enter__ and __exit__.
-        lock.acquire()
-        try:
-            now = self._begin()
-            if (
-                self._faults is not None
-                or self._ordering.LATEST_RECEIPT_ONLY
-                or not self._delete_latest(receipt_handle, now)
-            ):
-                # Any other handle, or a FIFO queue's, or with faults emulated.
-                self._delete_one(receipt_handle, now)
-            if self._waiters:
-                self._notify()
-        finally:
-            lock.release()
-
-    def _change_one(self, handle: object, timeout: object, now: int) -> None:
-        self._receipts.parse(handle)
-        vt = _validate.visibility_timeout(timeout)
-        rec, may_act = self._acting(handle, now)
-        if rec is None or not may_act:
-            raise InvalidParameterValue(
-                f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message "
-                "does not exist or is not available for visibility timeout change."
-            )
-        due = now + vt * US
-        if due > rec.receive_cap:
-            # "Extending the visibility timeout does not reset the 12 hour
-            # maximum"; no clamping (section 4). Message text UNCONFIRMED.
-            raise InvalidParameterValue(
-                f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total "
-                "VisibilityTimeout for the message is beyond the limit [43200 seconds]."
-            )
-        self._rehide(rec, due, now)
+    #: DeleteMessage: the function of ``_acknowledge`` is the method itself, as
+    #: for :meth:`send`.
+    delete = _acknowledge.delete
 
     def change_visibility(
         self, receipt_handle: str, visibility_timeout: int, *, principal: str | None = None
@@ -1023,12 +495,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         receive that issued it is never exceeded (section 8).
         Runtime complexity: O(log n).
         """
-        if principal is not None:
-            self._authorize(principal, "ChangeMessageVisibility")
-        with self._lock:
-            now = self._begin()
-            self._change_one(receipt_handle, visibility_timeout, now)
-            self._notify()
+        _acknowledge.change_visibility(self, receipt_handle, visibility_timeout, principal)
 
     def delete_batch(
         self,
@@ -1041,55 +508,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         Entries are :class:`DeleteEntry`, plain receipt handles (ids ``"0"``,
         ``"1"``, ...) or boto3-shaped dicts. Runtime complexity: O(k log n).
         """
-        if principal is not None:
-            self._authorize(principal, "DeleteMessageBatch")
-        entry_ids, handles = _batches.delete_entries_of(entries)
-        with self._lock:
-            now = self._begin()
-            result = self._delete_all(entry_ids, handles, now)
-            if self._waiters:
-                self._notify()
-        return result
-
-    def _delete_all(self, entry_ids: list[str], handles: list[Any], now: int) -> BatchResult:
-        """``_batches.each(items, self._delete_one, now)``, in one pass: the
-        handles are checked in one call, and an entry holding the latest receipt
-        of a stored message is deleted without the calls of ``_delete_one``.
-        Every other entry goes through ``_delete_one`` at its turn, so the
-        entries act in order, as each would alone."""
-        if self._faults is not None or self._ordering.LATEST_RECEIPT_ONLY:
-            return _batches.each(
-                list(zip(entry_ids, zip(handles), strict=True)), self._delete_one, now
-            )
-        records = self._records
-        found = self._receipts.latest_all(handles, records)
-        tally = self._tally
-        if None not in found:
-            # The common batch: every entry the latest receipt of a stored
-            # message (one named twice is deleted once, and the second entry
-            # succeeds and counts as a duplicate deletion does, see _delete_one).
-            if tally is not None:
-                tally.deleted += len(found)
-            self._drop_all(found, "deleted", now)  # type: ignore[arg-type]
-            return BatchResult(dict.fromkeys(entry_ids))
-        drop = self._drop
-        successful: dict[str, SendResult | None] = {}
-        failed: list[BatchFailure] = []
-        for entry_id, handle, rec in zip(entry_ids, handles, found, strict=True):
-            # Still stored: an earlier entry of the batch may have deleted it.
-            if rec is not None and records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
-                if tally is not None:
-                    tally.deleted += 1
-                drop(rec, "deleted", now)
-                successful[entry_id] = None
-                continue
-            try:
-                self._delete_one(handle, now)
-            except SQSError as err:
-                failed.append(BatchFailure(entry_id, err.code, err.message, err.sender_fault))
-            else:
-                successful[entry_id] = None
-        return BatchResult(successful, tuple(failed))
+        return _acknowledge.delete_batch(self, entries, principal)
 
     def change_visibility_batch(
         self,
@@ -1101,18 +520,9 @@ class _BaseQueue(QueueSettings, abc.ABC):
 
         Runtime complexity: O(k log n).
         """
-        if principal is not None:
-            self._authorize(principal, "ChangeMessageVisibilityBatch")
-        items = _batches.entries_of(
-            entries, "ChangeMessageVisibilityBatchRequestEntry", _batches.coerce_change
-        )
-        with self._lock:
-            now = self._begin()
-            result = _batches.each(items, self._change_one, now)
-            self._notify()
-        return result
+        return _acknowledge.change_visibility_batch(self, entries, principal)
 
-    # -- purge and invariants ------------------------------------------------
+    # -- purge, remove, retire and restore (``_state.py``) --------------------------
 
     def purge(self, *, principal: str | None = None) -> None:
         """Delete every message, in flight and delayed included (PurgeQueue).
@@ -1124,29 +534,7 @@ class _BaseQueue(QueueSettings, abc.ABC):
         deduplication history. Runtime complexity: O(1) (the old messages are
         freed afterwards).
         """
-        self._authorize(principal, "PurgeQueue")
-        relaxed = False
-        with self._lock:
-            self._check_alive()
-            now = self._now_us()
-            if self._last_purge is not None and now < self._last_purge + PURGE_INTERVAL * US:
-                if not self._leniency.allows(_lenient.PURGE_INTERVAL):
-                    raise PurgeQueueInProgress(
-                        f"Only one PurgeQueue operation on {self._name} is allowed every 60 "
-                        "seconds."
-                    )
-                relaxed = True
-            # What was due first happens first (a move task's moves by now).
-            self._advance(now)
-            if not relaxed:
-                self._last_purge = now
-            self._purge(now, "purged")
-            for window in self._windows:
-                window.clear()
-            self._queue_changed("purged")
-            self._notify()
-        if relaxed:
-            self._leniency.count(_lenient.PURGE_INTERVAL)
+        _state.purge(self, principal)
 
     def remove(self, position: int, message_id: str, *, principal: str | None = None) -> bool:
         """Delete the stored message at ``position`` (``MessageInfo.position``,
@@ -1154,73 +542,28 @@ class _BaseQueue(QueueSettings, abc.ABC):
         consoles and tests. ``message_id`` must be that message's, so a stale
         page deletes nothing else. Reported and counted as a DeleteMessage.
         Returns False when no such message is stored. O(log n)."""
-        self._authorize(principal, "DeleteMessage")
-        if isinstance(position, bool) or not isinstance(position, int):
-            raise InvalidParameterValue(
-                f"Value {show(position)} for parameter position is invalid. Reason: must be "
-                "an integer."
-            )
-        with self._lock:
-            now = self._begin()
-            rec = self._records.get(position)
-            if rec is None or rec.message_id != message_id:
-                return False
-            if self._tally is not None:
-                self._tally.deleted += 1
-            self._drop(rec, "deleted", now)
-            self._notify()
-            return True
+        return _state.remove(self, position, message_id, principal)
 
     def _retire(self, now: int) -> None:
-        """The queue was deleted (DeleteQueue): its messages go at once, as
-        ``queue_deleted`` reports, its long polls wake and every later call
-        raises QueueDoesNotExist. Under the broker's lock."""
-        self._deleted = True
-        self._purge(now, "queue_deleted")
-        for window in self._windows:
-            window.clear()
-        self._notify()
+        """The queue was deleted (DeleteQueue): see ``_state.retire``."""
+        _state.retire(self, now)
 
     def _check(self) -> None:
         """Assert every internal invariant, changing nothing; for tests. O(n)."""
         with self._lock:
             self._check_indexes()
 
-    # -- what a durable store uses (``_durable.py``) ----------------------------
-    #
     # The store writes and restores a queue through these methods only (with
     # ``Lifecycle._add_observer``, the queue's ``name`` and ``_deleted``, and
     # FifoQueue's windows): ``_durable.StoredQueue`` lists them.
 
     def _stored_state(self) -> QueueState:
-        """The queue's own state, for a store to write. O(1): it shares the
-        queue's dicts, so it is written before the lock is released."""
-        return {
-            "values": self._values,
-            "tags": self._tags,
-            "created": self._created,
-            "modified": self._modified,
-            "last_purge": self._last_purge,
-            "seq": self._seq,
-            "last_now": self._last_now,
-            "seed": self._receipts_seed,
-        }
+        """The queue's own state, for a store to write (``_state.stored_state``)."""
+        return _state.stored_state(self)
 
     def _restore_state(self, state: QueueState, records: Iterable[_Record]) -> None:
-        """Become the queue a store kept: a queue just made (with no attributes
-        given, before any use) takes ``state`` and ``records`` (in sequence
-        order) back, reporting nothing: nothing changes. O(n log n)."""
-        self._values = dict(state["values"])
-        self._apply_config()
-        self._apply_update(self._values)
-        self._tags = dict(state["tags"])
-        self._created = state["created"]
-        self._modified = state["modified"]
-        self._last_purge = state["last_purge"]
-        self._last_now = state["last_now"]
-        self._receipts_seed = state["seed"]
-        self._receipts = Receipts(state["seed"], self.arn)
-        self._restore(records, state["seq"])
+        """Become the queue a store kept (``_state.restore_state``)."""
+        _state.restore_state(self, state, records)
 
 
 def _no_queue(arn: str) -> Any:

@@ -50,6 +50,7 @@ g groups.
 from __future__ import annotations
 
 import heapq
+import operator
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from itertools import islice
@@ -60,7 +61,7 @@ from sortedcontainers import SortedKeyList
 from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
 from sqsqueue._limits import US
-from sqsqueue._message import SEQ_MASK, _Record, key_at, key_seq, key_time, last_key
+from sqsqueue._message import SEQ_MASK, _Record, key_at, key_time, last_key
 
 _KEY = attrgetter("key")
 _NOWHERE, _BY_VISIBILITY, _BY_ENQUEUE = 0, 1, 2
@@ -325,23 +326,27 @@ class FifoOrdering(Ordering):
         return due
 
     def check(self) -> None:
+        """The chains and the heads' indexes, against the records. O(n), in
+        time too: records by sequence number, groups by id, orders in C."""
         records = self.life._records
-        self._heads_visibility._check()
-        self._heads_enqueue._check()
+        mask = SEQ_MASK
+        groups = self._groups
+        visibility, enqueue = self._heads_visibility, self._heads_enqueue
+        visibility._check()
+        enqueue._check()
         total = 0
-        for gid, group in self._groups.items():
+        for gid, group in groups.items():
             assert group.id == gid
             assert group.received or group.fresh, "empty groups are dropped"
-            chain = [*group.received.values(), *group.fresh]
-            total += len(chain)
-            seqs = [key_seq(r.skey) for r in chain]
-            assert seqs == sorted(seqs), "a group's chain is in send order"
             for seq, rec in group.received.items():
-                assert key_seq(rec.skey) == seq and rec.receive_count > 0
+                assert rec.skey & mask == seq and rec.receive_count > 0
                 assert rec.group is group and records[seq] is rec
             for rec in group.fresh:
                 assert rec.receive_count == 0 and rec.group is group
-                assert records[key_seq(rec.skey)] is rec
+                assert records[rec.skey & mask] is rec
+            seqs = [*group.received, *(r.skey & mask for r in group.fresh)]
+            assert all(map(operator.lt, seqs, seqs[1:])), "a group's chain is in send order"
+            total += len(seqs)
             if group.received:
                 assert group.where == _BY_VISIBILITY
                 assert group.key == next(iter(group.received.values())).vkey
@@ -349,6 +354,9 @@ class FifoOrdering(Ordering):
                 assert group.where == _BY_ENQUEUE
                 assert group.key == group.fresh[0].vkey
         assert total == len(records)
-        heads = {id(g) for g in self._heads_visibility} | {id(g) for g in self._heads_enqueue}
-        assert heads == {id(g) for g in self._groups.values()}
-        assert len(self._heads_visibility) + len(self._heads_enqueue) == len(self._groups)
+        # Each group is in the heads' index its state names, and in no other.
+        assert len(visibility) + len(enqueue) == len(groups)
+        for index, where in ((visibility, _BY_VISIBILITY), (enqueue, _BY_ENQUEUE)):
+            assert len({group.id for group in index}) == len(index)
+            for group in index:
+                assert groups.get(group.id) is group and group.where == where

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from sqsqueue import _attributes, _deadletter, _policy
 from sqsqueue._admin import TAGS_MAX, validate_tags
@@ -53,6 +53,24 @@ ALL: tuple[str, ...] = ("All",)
 STATES = ("visible", "in_flight", "delayed")
 #: The most messages one ``browse`` call returns.
 BROWSE_MAX = 1000
+
+
+class Operating(Protocol):
+    """What every operation uses of a queue (:class:`QueueSettings` gives it):
+    its lock, the steps each starts with and the wake-up of long polls. The
+    protocols of the operation modules (``_send.Sendable``,
+    ``_receive.Receivable``, ``_acknowledge.Acknowledgeable``,
+    ``_state.Stateful``) add what each uses besides."""
+
+    _lock: threading.RLock
+
+    def _begin(self) -> int: ...
+
+    def _notify(self, count: int | None = None) -> None: ...
+
+    def _authorize(
+        self, principal: str | None, action: str, sender_id: str | None = None
+    ) -> str | None: ...
 
 
 class QueueSettings(Lifecycle):

@@ -14,8 +14,9 @@ from typing import Unpack
 from sqsqueue import _validate
 from sqsqueue._faults import Faults
 from sqsqueue._message import SendResult, _Record, system_attributes_md5
-from sqsqueue._operations import QueueOptions, _BaseQueue, new_send_result
+from sqsqueue._operations import QueueOptions, _BaseQueue
 from sqsqueue._ordering import StandardOrdering
+from sqsqueue._send import new_send_result
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 

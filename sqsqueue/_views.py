@@ -89,6 +89,8 @@ def message_views(
         ):
             out.append(message_view(rec, handle, attribute_names, message_attribute_names))
             continue
+        # Written again in aws/_wire.received_views, as JSON: two hot paths held
+        # equal by tests/aws/test_wire_fast.py.
         ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
         if ms != sent_ms:
             sent_ms = ms

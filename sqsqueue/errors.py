@@ -95,6 +95,9 @@ class InternalError(SQSError):
 
 
 # -- modelled errors (docs/aws-behaviour.md §3.1) ------------------------------
+#
+# One class per error, alike in shape on purpose: each declares its facts (codes,
+# status, fault, message) where callers except it by name.
 
 
 class QueueDoesNotExist(SQSError, LookupError):

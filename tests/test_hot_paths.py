@@ -22,7 +22,17 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sqsqueue import BatchResult, Clock, ManualClock, Queue, SendEntry, _batches, errors
+from sqsqueue import (
+    BatchResult,
+    Clock,
+    ManualClock,
+    Queue,
+    SendEntry,
+    _acknowledge,
+    _batches,
+    _send,
+    errors,
+)
 from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE
@@ -216,15 +226,15 @@ class TestRevisibleIndex:
 def test_the_send_path_skips_check_ids_only_where_it_answers_nothing(
     group_id: str | None, dedup_id: str | None, delay: int | None
 ) -> None:
-    """_prepare skips a standard queue's _check_ids when neither id is given:
-    whatever _check_ids answers or raises, _prepare answers or raises the same."""
+    """_send.prepare skips a standard queue's _check_ids when neither id is given:
+    whatever _check_ids answers or raises, _send.prepare answers or raises the same."""
     q = Queue("hot", clock=ManualClock(start=START))
     try:
         expected: object = q._check_ids(delay, group_id, dedup_id, batch=False)
     except errors.SQSError as err:
         expected = type(err)
     try:
-        rec, _ = q._prepare("x", delay, None, None, group_id, dedup_id, batch=False)
+        rec, _ = _send.prepare(q, "x", delay, None, None, group_id, dedup_id, batch=False)
         got: object = (rec.group_id, rec.dedup_id)
     except errors.SQSError as err:
         got = type(err)
@@ -317,7 +327,7 @@ def test_a_plain_send_batch_is_the_batch_entry_by_entry(batch: list[SendEntry]) 
 
 
 def slow_send_batch(q: Queue, batch: list[SendEntry]) -> object:
-    """send_batch with every entry through _prepare and _commit."""
+    """send_batch with every entry through _send.prepare and _commit."""
     with mock.patch.object(_batches, "plain_bodies", return_value=None):
         return q.send_batch(batch)
 
@@ -327,14 +337,14 @@ def test_a_plain_send_is_prepare_then_commit(
     body: object, delay: int | None, delayed: bool
 ) -> None:
     """Section 2.1: SendMessage of a plain ASCII body, validated inline and
-    stored by _admit_body, answers and stores what _prepare and _commit do."""
+    stored by _admit_body, answers and stores what _send.prepare and _commit do."""
     fast, slow = twins(maximum_message_size=1_024, delay_seconds=3 if delayed else 0)
     fast.send("first")
     slow.send("first")
 
     def reference() -> object:
-        prepared = slow._prepare(body, delay, None, None, None, None, batch=False)
-        return slow._send_prepared([prepared], None)[0]
+        prepared = _send.prepare(slow, body, delay, None, None, None, None, batch=False)
+        return _send.send_prepared(slow, [prepared], None)[0]
 
     assert outcome(lambda: fast.send(body, delay_seconds=delay)) == outcome(reference)  # type: ignore[arg-type]
     assert state(fast) == state(slow)
@@ -344,7 +354,7 @@ def test_a_plain_send_is_prepare_then_commit(
 def reference_delete(q: Queue, handle: object, now: int) -> None:
     """DeleteMessage by the rule (section 8): a handle this queue issued,
     verified by its MAC, deletes its message if it is still stored."""
-    rec, _ = q._acting(handle, now)
+    rec, _ = _acknowledge.acting(q, handle, now)
     assert q._tally is not None
     q._tally.deleted += 1
     if rec is not None:
@@ -577,18 +587,18 @@ def test_a_short_poll_receive_async_is_the_long_polls_first_attempt(wait: int | 
 
 
 def reference_send(q: Queue, body: str) -> object:
-    """SendMessage by the general path: _prepare, then _send_prepared (which
+    """SendMessage by the general path: _send.prepare, then _send.send_prepared (which
     takes the lock with a with statement and calls _begin and _commit)."""
-    prepared = q._prepare(body, None, None, None, None, None, batch=False)
-    return q._send_prepared([prepared], None)[0]
+    prepared = _send.prepare(q, body, None, None, None, None, None, batch=False)
+    return _send.send_prepared(q, [prepared], None)[0]
 
 
 def reference_delete_call(q: Queue, handle: str) -> None:
-    """DeleteMessage by the general path: _begin, then _delete_one (which finds
+    """DeleteMessage by the general path: _begin, then _acknowledge.delete_one (which finds
     the latest receipt with Receipts.latest and drops the record with _drop)."""
     with q._lock:
         now = q._begin()
-        q._delete_one(handle, now)
+        _acknowledge.delete_one(q, handle, now)
         q._notify()
 
 

@@ -24,9 +24,9 @@ from sqsqueue._message import (
     Message,
     SendResult,
 )
-from sqsqueue._operations import Views
 from sqsqueue._policy import access_denied, caller_account
 from sqsqueue._ports import SQSClient
+from sqsqueue._receive import Views
 from sqsqueue._standard import Queue
 from sqsqueue._validate import kind_name, show
 from sqsqueue.errors import InvalidAction, InvalidParameterValue, MissingParameter
@@ -458,7 +458,7 @@ class Client(SQSClient):
 
     def receive_as(self, views: Views[T], **params: Any) -> list[T]:
         """:meth:`receive_messages` answering with what ``views`` makes of the
-        delivered records, under the queue's lock (``_operations.Views``): a
+        delivered records, under the queue's lock (``_receive.Views``): a
         codec that writes its answer from the records (``_wire.received_views``)
         makes no Message views. Takes and checks what :meth:`receive_message`
         does. Cost as ``Queue.receive``."""
@@ -596,7 +596,7 @@ def _check_values(name: str, mapping: Mapping[str, Any], kind: type) -> None:
 
 def _entries(entries: Any) -> list[Mapping[str, Any]]:
     """Batch entries as the engine takes them: boto3-shaped mappings, checked
-    there (``_lifecycle._aws_entry``)."""
+    there (``_batches._aws_entry``)."""
     if not all(isinstance(e, Mapping) for e in entries):
         raise InvalidParameterValue("Each batch entry must be a mapping.")
     return list(entries)

@@ -23,6 +23,10 @@ class TransportError(SQSError):
     http_status = 400
 
 
+# One class per error, alike in shape on purpose: each declares its facts (codes,
+# status, message) where callers except it by name.
+
+
 class InvalidRequest(TransportError, ValueError):
     """A request that is not HTTP SQS speaks (wrong method, too many headers).
     The code is UNCONFIRMED: AWS's front end answers these itself."""

@@ -478,7 +478,7 @@ def received_views(
     message_attribute_names: Sequence[str],
 ) -> list[bytes]:
     """The ReceiveMessage answer's body written from the records a receive
-    delivered, under the queue's lock (an ``_operations.Views``: the engine
+    delivered, under the queue's lock (an ``_receive.Views``: the engine
     calls it where it would make the Message views): ``[encode_messages(
     message_views(...))]``, byte for byte, or ``[]`` for no records.
 
@@ -521,7 +521,8 @@ def received_views(
             small_md5(raw) if len(raw) <= SMALL_MD5 else hashlib.md5(raw, usedforsecurity=False)
         ).hexdigest()
         if every:
-            # _views.message_views' system attributes, as _dumps writes them.
+            # _views.message_views' system attributes, as _dumps writes them: two hot
+            # paths held equal by tests/aws/test_wire_fast.py.
             ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
             if ms != sent_ms:
                 sent_ms = ms

@@ -319,6 +319,7 @@ class Poller:
         response = None if timed_out else box.get("response")
         outcome, failed, reason = self._judge(batch, timed_out, error, response)
         deleted, returned = self._settle(batch, failed)
+        # A keyword a field, as _settings builds Settings: alike in shape only (duplicates).
         return Invocation(
             event=event,
             context=context,

@@ -257,6 +257,7 @@ def settings(
             f"Queue visibility timeout: {visibility_timeout} seconds is less than Function "
             f"timeout: {timeout} seconds"
         )
+    # A keyword a field, as the poller builds an Invocation: alike in shape only (duplicates).
     return Settings(
         batch_size=size,
         maximum_batching_window_in_seconds=window,
