@@ -156,3 +156,18 @@ def failing_db(real: sqlite3.Connection) -> Any:
             raise sqlite3.OperationalError("disk I/O error")
 
     return Failing()
+
+
+def sqs_as(url: str, key: str = "test", region: str = "us-east-1", secret: str = "any") -> Any:
+    """A boto3 SQS client of ``url`` signing with access key ``key`` in
+    ``region``: on ``sqsqueue serve`` a 12-digit key is the caller's account,
+    the region the request's (docs/serving.md, "Accounts and regions")."""
+    import boto3
+
+    return boto3.client(
+        "sqs",
+        endpoint_url=url,
+        region_name=region,
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+    )

@@ -18,28 +18,16 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from sqsqueue import Broker
-from tests._helpers import sqsqueue_serve
+from tests._helpers import sqs_as, sqsqueue_serve
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("SQSQUEUE_")}
 A, B = "111111111111", "222222222222"
 DEFAULT = "000000000000"
-
-
-def sqs(url: str, key: str, region: str, secret: str = "any") -> Any:
-    return boto3.client(
-        "sqs",
-        endpoint_url=url,
-        region_name=region,
-        aws_access_key_id=key,
-        aws_secret_access_key=secret,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +42,10 @@ def code(exc: pytest.ExceptionInfo[ClientError]) -> str:
 
 def test_each_account_and_region_has_its_own_queues(served: str) -> None:
     clients = {
-        (A, "us-east-1"): sqs(served, A, "us-east-1"),
-        (B, "eu-west-1"): sqs(served, B, "eu-west-1"),
-        (DEFAULT, "us-east-1"): sqs(served, "test", "us-east-1"),
-        (DEFAULT, "ap-south-1"): sqs(served, "test", "ap-south-1"),
+        (A, "us-east-1"): sqs_as(served, A, "us-east-1"),
+        (B, "eu-west-1"): sqs_as(served, B, "eu-west-1"),
+        (DEFAULT, "us-east-1"): sqs_as(served, "test", "us-east-1"),
+        (DEFAULT, "ap-south-1"): sqs_as(served, "test", "ap-south-1"),
     }
     urls = {k: c.create_queue(QueueName="isolated")["QueueUrl"] for k, c in clients.items()}
     assert urls[(A, "us-east-1")] == f"{served}/{A}/isolated"
@@ -78,7 +66,7 @@ def test_each_account_and_region_has_its_own_queues(served: str) -> None:
 
 
 def test_a_region_without_queues_lists_none_and_finds_none(served: str) -> None:
-    client = sqs(served, "test", "sa-east-1")
+    client = sqs_as(served, "test", "sa-east-1")
     assert "QueueUrls" not in client.list_queues()
     with pytest.raises(ClientError) as exc:
         client.get_queue_url(QueueName="isolated")
@@ -92,12 +80,12 @@ def test_every_url_form_reaches_the_same_queue(served: str) -> None:
     """The URL handed out, an AWS-style URL of the same queue, and a query
     request POSTed to the queue URL itself (some SDKs send calls there) all
     reach one queue, whatever region the calling client is configured for."""
-    owner = sqs(served, B, "eu-west-2")
+    owner = sqs_as(served, B, "eu-west-2")
     url = owner.create_queue(QueueName="forms")["QueueUrl"]
     assert url == f"{served}/queue/eu-west-2/{B}/forms"
     owner.send_message(QueueUrl=f"https://sqs.eu-west-2.amazonaws.com/{B}/forms", MessageBody="1")
     # The same account, its client configured for another region: the URL decides.
-    sqs(served, B, "us-east-1").send_message(QueueUrl=url, MessageBody="2")
+    sqs_as(served, B, "us-east-1").send_message(QueueUrl=url, MessageBody="2")
     form = b"Action=SendMessage&MessageBody=3&Version=2012-11-05"
     request = urllib.request.Request(
         url,
@@ -120,7 +108,7 @@ def test_every_url_form_reaches_the_same_queue(served: str) -> None:
 
 
 def test_another_accounts_queue_needs_its_policy(served: str) -> None:
-    owner, other = sqs(served, A, "us-east-1"), sqs(served, B, "us-east-1")
+    owner, other = sqs_as(served, A, "us-east-1"), sqs_as(served, B, "us-east-1")
     url = owner.create_queue(QueueName="guarded")["QueueUrl"]
     for call in (
         lambda: other.send_message(QueueUrl=url, MessageBody="x"),
@@ -173,10 +161,10 @@ def test_another_accounts_queue_needs_its_policy(served: str) -> None:
 
 def test_a_dead_letter_queue_of_another_account_is_refused(served: str) -> None:
     """AWS requires a queue's dead-letter queue in its own account and region."""
-    dlq = sqs(served, B, "us-east-1").create_queue(QueueName="foreign-dlq")["QueueUrl"]
+    dlq = sqs_as(served, B, "us-east-1").create_queue(QueueName="foreign-dlq")["QueueUrl"]
     assert dlq.endswith(f"/{B}/foreign-dlq")
     with pytest.raises(ClientError) as exc:
-        sqs(served, A, "us-east-1").create_queue(
+        sqs_as(served, A, "us-east-1").create_queue(
             QueueName="with-foreign-dlq",
             Attributes={
                 "RedrivePolicy": json.dumps(
@@ -188,7 +176,7 @@ def test_a_dead_letter_queue_of_another_account_is_refused(served: str) -> None:
             },
         )
     assert code(exc) == "InvalidParameterValue"
-    assert "QueueUrls" not in sqs(served, A, "us-east-1").list_queues(
+    assert "QueueUrls" not in sqs_as(served, A, "us-east-1").list_queues(
         QueueNamePrefix="with-foreign-dlq"
     )
 
@@ -210,18 +198,18 @@ def test_credentials_name_accounts_and_any_region_is_served(tmp_path: Path) -> N
     with sqsqueue_serve(
         "--credentials", str(credentials), env=ENV, expect="Signature V4 required"
     ) as (url, _line):
-        ops = sqs(url, "ops", "eu-central-1", "s1")
+        ops = sqs_as(url, "ops", "eu-central-1", "s1")
         queue = ops.create_queue(QueueName="signed")["QueueUrl"]
         assert queue == f"{url}/queue/eu-central-1/{A}/signed"
-        b_url = sqs(url, B, "us-east-1", "s2").create_queue(QueueName="signed")["QueueUrl"]
+        b_url = sqs_as(url, B, "us-east-1", "s2").create_queue(QueueName="signed")["QueueUrl"]
         assert b_url == f"{url}/{B}/signed"
-        plain = sqs(url, "plain", "us-east-1", "s3")
+        plain = sqs_as(url, "plain", "us-east-1", "s3")
         assert plain.create_queue(QueueName="signed")["QueueUrl"] == f"{url}/{DEFAULT}/signed"
         with pytest.raises(ClientError) as exc:
             plain.send_message(QueueUrl=b_url, MessageBody="x")
         assert code(exc) == "AccessDenied"
         with pytest.raises(ClientError) as exc:
-            sqs(url, "ops", "eu-central-1", "wrong").list_queues()
+            sqs_as(url, "ops", "eu-central-1", "wrong").list_queues()
         assert code(exc) == "SignatureDoesNotMatch"
 
 
@@ -233,17 +221,17 @@ def test_durable_server_keeps_every_account_and_region(tmp_path: Path) -> None:
         old.create_queue("from-before").send("kept")
     flags = ("--data-dir", str(data))
     with sqsqueue_serve(*flags, env=ENV, expect=f"kept in {data}") as (url, _line):
-        assert sqs(url, "test", "us-east-1").list_queues()["QueueUrls"] == [
+        assert sqs_as(url, "test", "us-east-1").list_queues()["QueueUrls"] == [
             f"{url}/{DEFAULT}/from-before"
         ]
-        far = sqs(url, A, "eu-west-1")
+        far = sqs_as(url, A, "eu-west-1")
         far_url = far.create_queue(QueueName="far")["QueueUrl"]
         far.send_message(QueueUrl=far_url, MessageBody="far away")
     assert (data / "accounts" / A / "eu-west-1").is_dir()
     with sqsqueue_serve(*flags, env=ENV, expect=f"kept in {data}") as (url, _line):
-        [m] = sqs(url, A, "eu-west-1").receive_message(QueueUrl=far_url)["Messages"]
+        [m] = sqs_as(url, A, "eu-west-1").receive_message(QueueUrl=far_url)["Messages"]
         assert m["Body"] == "far away"
-        [m] = sqs(url, "test", "us-east-1").receive_message(
+        [m] = sqs_as(url, "test", "us-east-1").receive_message(
             QueueUrl=f"{url}/{DEFAULT}/from-before"
         )["Messages"]
         assert m["Body"] == "kept"
@@ -258,10 +246,10 @@ def test_config_tables_name_their_account_and_region(tmp_path: Path) -> None:
         f"[[queue]]\nname = 'orders-dlq'\naccount_id = '{A}'\nregion = 'eu-west-1'\n"
     )
     with sqsqueue_serve("--config", str(config), env=ENV, expect="serving SQS at") as (url, _):
-        assert sqs(url, "test", "us-east-1").list_queues()["QueueUrls"] == [
+        assert sqs_as(url, "test", "us-east-1").list_queues()["QueueUrls"] == [
             f"{url}/{DEFAULT}/orders"
         ]
-        client = sqs(url, A, "eu-west-1")
+        client = sqs_as(url, A, "eu-west-1")
         assert client.list_queues()["QueueUrls"] == [
             f"{url}/queue/eu-west-1/{A}/orders",
             f"{url}/queue/eu-west-1/{A}/orders-dlq",

@@ -35,7 +35,7 @@ from sqsqueue import Broker, ManualClock
 from sqsqueue.server import Endpoint, EndpointHandle, _run
 from sqsqueue.server._accounts import Accounts
 from sqsqueue.server._run import attach_console
-from tests._helpers import sqsqueue_serve
+from tests._helpers import sqs_as, sqsqueue_serve
 from tests.endpoint.conftest import raw
 
 NS = "{http://queue.amazonaws.com/doc/2012-11-05/}"
@@ -65,16 +65,6 @@ def serving(
         broker.close()
 
 
-def sqs(url: str, key: str, region: str, secret: str = "any") -> Any:
-    return boto3.client(
-        "sqs",
-        endpoint_url=url,
-        region_name=region,
-        aws_access_key_id=key,
-        aws_secret_access_key=secret,
-    )
-
-
 def basic(key: str, secret: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{key}:{secret}".encode()).decode()}
 
@@ -100,7 +90,7 @@ def make_queues(url: str) -> dict[tuple[str, str], str]:
         (A, "eu-west-1", "orders", ["a-eu"]),
         (B, "us-west-2", "jobs", ["b1", "b2", "b3"]),
     ):
-        client = sqs(url, key, region)
+        client = sqs_as(url, key, region)
         queue_url = client.create_queue(QueueName=name)["QueueUrl"]
         for body in bodies:
             client.send_message(QueueUrl=queue_url, MessageBody=body)
@@ -162,8 +152,8 @@ def test_with_credentials_a_key_sees_its_own_accounts_metrics_in_every_region() 
     with serving(keys) as endpoint:
         url = endpoint.endpoint_url
         for region in ("us-east-1", "eu-west-1"):
-            sqs(url, A, region, "a-pw").create_queue(QueueName="orders")
-        sqs(url, "ADMIN", "us-east-1", "admin-pw").create_queue(QueueName="admin")
+            sqs_as(url, A, region, "a-pw").create_queue(QueueName="orders")
+        sqs_as(url, "ADMIN", "us-east-1", "admin-pw").create_queue(QueueName="admin")
         assert raw(url, "GET", "/metrics").status == 401
         seen = {}
         for key, secret in (("ADMIN", "admin-pw"), (A, "a-pw"), ("BKEY", "b-pw")):
@@ -217,7 +207,7 @@ def test_the_peek_finds_a_queue_in_whichever_account_and_region_its_url_names() 
         reply = raw(url, "GET", f"/_aws/sqs/messages/us-west-2/{B}/jobs")
         assert bodies(reply.body) == ["b1", "b2", "b3"]
         # A boto3 client pointed at the peek, as that account in that region.
-        peek = sqs(f"{url}/_aws/sqs/messages", A, "eu-west-1")
+        peek = sqs_as(f"{url}/_aws/sqs/messages", A, "eu-west-1")
         got = peek.receive_message(QueueUrl=urls[(A, "eu-west-1")])["Messages"]
         assert [m["Body"] for m in got] == ["a-eu"]
         got = peek.receive_message(QueueUrl="orders")["Messages"]  # a name: the caller's own
@@ -233,7 +223,7 @@ def test_the_peek_finds_a_queue_in_whichever_account_and_region_its_url_names() 
             assert reply.status == 400 and b"NonExistentQueue" in reply.body, ref
         assert raw(url, "GET", f"/_aws/sqs/messages/ap-south-1/{A}/orders").status == 400
         # Peeking received nothing.
-        client = sqs(url, B, "us-west-2")
+        client = sqs_as(url, B, "us-west-2")
         attributes = client.get_queue_attributes(
             QueueUrl=urls[(B, "us-west-2")], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
@@ -244,13 +234,13 @@ def test_with_credentials_the_peek_follows_the_queues_policy() -> None:
     keys = {A: "a-pw", B: "b-pw"}
     with serving(keys) as endpoint:
         url = endpoint.endpoint_url
-        owner = sqs(url, A, "eu-west-1", "a-pw")
+        owner = sqs_as(url, A, "eu-west-1", "a-pw")
         queue_url = owner.create_queue(QueueName="orders")["QueueUrl"]
         owner.send_message(QueueUrl=queue_url, MessageBody="for A")
         query = urllib.parse.urlencode({"QueueUrl": queue_url})
         reply = raw(url, "GET", f"/_aws/sqs/messages?{query}", headers=basic(A, "a-pw"))
         assert bodies(reply.body) == ["for A"]
-        peek_b = sqs(f"{url}/_aws/sqs/messages", B, "us-east-1", "b-pw")
+        peek_b = sqs_as(f"{url}/_aws/sqs/messages", B, "us-east-1", "b-pw")
         with pytest.raises(ClientError) as caught:
             peek_b.receive_message(QueueUrl=queue_url)
         assert caught.value.response["Error"]["Code"] == "AccessDenied"
@@ -276,11 +266,11 @@ def test_reset_empties_every_account_and_region_and_remakes_each_ones_config(
         f'[[queue]]\nname = "a-orders"\naccount_id = "{A}"\nregion = "eu-west-1"\n'
     )
     with sqsqueue_serve("--config", str(config), env=ENV, expect="serving SQS at") as (url, _):
-        a_eu = sqs(url, A, "eu-west-1")
+        a_eu = sqs_as(url, A, "eu-west-1")
         configured = a_eu.get_queue_url(QueueName="a-orders")["QueueUrl"]
         a_eu.send_message(QueueUrl=configured, MessageBody="gone after reset")
         a_eu.create_queue(QueueName="made-later")
-        sqs(url, B, "us-west-2").create_queue(QueueName="jobs")
+        sqs_as(url, B, "us-west-2").create_queue(QueueName="jobs")
         _, before = get_json(url, "/_sqsqueue/api/queues")
         assert before["total"] == 4
         status, doc = post(url, "/_sqsqueue/reset")
@@ -293,20 +283,20 @@ def test_reset_empties_every_account_and_region_and_remakes_each_ones_config(
         assert a_eu.list_queues()["QueueUrls"] == [configured]
         got = a_eu.receive_message(QueueUrl=configured)
         assert "Messages" not in got
-        assert "QueueUrls" not in sqs(url, B, "us-west-2").list_queues()
+        assert "QueueUrls" not in sqs_as(url, B, "us-west-2").list_queues()
 
 
 def test_only_the_default_accounts_key_may_reset() -> None:
     keys = {"ADMIN": "admin-pw", A: "a-pw"}
     with serving(keys) as endpoint:
         url = endpoint.endpoint_url
-        sqs(url, A, "eu-west-1", "a-pw").create_queue(QueueName="orders")
+        sqs_as(url, A, "eu-west-1", "a-pw").create_queue(QueueName="orders")
         status, doc = post(url, "/_sqsqueue/reset", headers=basic(A, "a-pw"))
         assert (status, doc["error"]) == (403, "AccessDenied")
-        assert sqs(url, A, "eu-west-1", "a-pw").list_queues()["QueueUrls"]
+        assert sqs_as(url, A, "eu-west-1", "a-pw").list_queues()["QueueUrls"]
         status, doc = post(url, "/_sqsqueue/reset", headers=basic("ADMIN", "admin-pw"))
         assert (status, doc) == (200, {"reset": True, "queues": 0})
-        assert "QueueUrls" not in sqs(url, A, "eu-west-1", "a-pw").list_queues()
+        assert "QueueUrls" not in sqs_as(url, A, "eu-west-1", "a-pw").list_queues()
 
 
 def test_health_reports_the_defaults_and_sums_every_accounts_leniencies() -> None:
@@ -314,7 +304,7 @@ def test_health_reports_the_defaults_and_sums_every_accounts_leniencies() -> Non
         url = endpoint.endpoint_url
         urls = make_queues(url)
         for (account, region), queue_url in urls.items():
-            client = sqs(url, "test" if account == DEFAULT else account, region)
+            client = sqs_as(url, "test" if account == DEFAULT else account, region)
             for _ in range(2):
                 client.purge_queue(QueueUrl=queue_url)  # the second within 60 s: let through
         status, doc = get_json(url, "/_sqsqueue/health")
@@ -398,7 +388,7 @@ def test_a_queue_of_another_account_and_region_has_its_own_pages() -> None:
         for missing in (f"ap-south-1/{A}/orders", f"us-west-2/{A}/jobs", f"us-west-2/{B}/nope"):
             status, doc = get_json(url, f"/_sqsqueue/api/queues/{missing}")
             assert (status, doc["error"]) == (400, "QueueDoesNotExist"), missing
-        client = sqs(url, A, "eu-west-1")
+        client = sqs_as(url, A, "eu-west-1")
         queue_url = client.get_queue_url(QueueName="orders")["QueueUrl"]
         got = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["All"])
         assert got["Attributes"]["ApproximateNumberOfMessages"] == "0"  # purged from the page
@@ -407,7 +397,7 @@ def test_a_queue_of_another_account_and_region_has_its_own_pages() -> None:
 def test_a_dead_letter_queue_of_another_account_redrives_from_its_page() -> None:
     with serving() as endpoint:
         url = endpoint.endpoint_url
-        client = sqs(url, B, "us-west-2")
+        client = sqs_as(url, B, "us-west-2")
         dlq = client.create_queue(QueueName="dlq")["QueueUrl"]
         arn = f"arn:aws:sqs:us-west-2:{B}:dlq"
         policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 1})
@@ -429,9 +419,9 @@ def test_with_credentials_a_key_lists_its_own_account_in_every_region() -> None:
     with serving(keys) as endpoint:
         url = endpoint.endpoint_url
         for region in ("us-east-1", "eu-west-1"):
-            sqs(url, A, region, "a-pw").create_queue(QueueName="orders")
-        b_url = sqs(url, B, "us-west-2", "b-pw").create_queue(QueueName="jobs")["QueueUrl"]
-        sqs(url, "ADMIN", "us-east-1", "admin-pw").create_queue(QueueName="admin")
+            sqs_as(url, A, region, "a-pw").create_queue(QueueName="orders")
+        b_url = sqs_as(url, B, "us-west-2", "b-pw").create_queue(QueueName="jobs")["QueueUrl"]
+        sqs_as(url, "ADMIN", "us-east-1", "admin-pw").create_queue(QueueName="admin")
         _, doc = get_json(url, "/_sqsqueue/api/queues", basic(A, "a-pw"))
         assert [q["ref"] for q in doc["queues"]] == [
             f"eu-west-1/{A}/orders",
@@ -446,7 +436,7 @@ def test_with_credentials_a_key_lists_its_own_account_in_every_region() -> None:
         assert (status, doc["error"]) == (400, "AccessDenied")  # SQS's status for it
         status, doc = post(url, f"{jobs}/send", {"body": "x"}, basic(A, "a-pw"))
         assert (status, doc["error"]) == (400, "AccessDenied")
-        sqs(url, B, "us-west-2", "b-pw").add_permission(
+        sqs_as(url, B, "us-west-2", "b-pw").add_permission(
             QueueUrl=b_url, Label="a", AWSAccountIds=[A], Actions=["SendMessage"]
         )
         assert post(url, f"{jobs}/send", {"body": "x"}, basic(A, "a-pw"))[0] == 200

@@ -14,13 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from sqsqueue._lenient import LENIENCIES
 from sqsqueue.server import _cli
-from tests._helpers import sqsqueue_serve
+from tests._helpers import sqs_as, sqsqueue_serve
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("SQSQUEUE_")}
 
@@ -168,38 +167,20 @@ def test_environment_configures_a_running_server(tmp_path: Path) -> None:
         "SQSQUEUE_LENIENT": "purge-interval",
     }
     with sqsqueue_serve(env=env, expect="region eu-north-1, account 444455556666") as (url, _):
-        client = boto3.client(
-            "sqs",
-            endpoint_url=url,
-            region_name="eu-north-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
+        client = sqs_as(url, "test", "eu-north-1")
         queue = client.create_queue(QueueName="jobs")["QueueUrl"]
         arn = client.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
         assert arn["Attributes"]["QueueArn"] == "arn:aws:sqs:eu-north-1:444455556666:jobs"
         client.purge_queue(QueueUrl=queue)
         client.purge_queue(QueueUrl=queue)  # AWS: PurgeQueueInProgress
         # Another account's purges count too.
-        other = boto3.client(
-            "sqs",
-            endpoint_url=url,
-            region_name="eu-north-1",
-            aws_access_key_id="111111111111",
-            aws_secret_access_key="test",
-        )
+        other = sqs_as(url, "111111111111", "eu-north-1")
         other_queue = other.create_queue(QueueName="jobs")["QueueUrl"]
         other.purge_queue(QueueUrl=other_queue)
         other.purge_queue(QueueUrl=other_queue)
     strict = {**env, "SQSQUEUE_LENIENT": ""}
     with sqsqueue_serve(env=strict, expect="serving SQS at") as (url, _):
-        client = boto3.client(
-            "sqs",
-            endpoint_url=url,
-            region_name="eu-north-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
+        client = sqs_as(url, "test", "eu-north-1")
         queue = client.create_queue(QueueName="jobs")["QueueUrl"]
         client.purge_queue(QueueUrl=queue)
         with pytest.raises(ClientError) as exc:
@@ -218,13 +199,7 @@ def test_the_stop_summary_counts_every_account() -> None:
     assert proc.stdout is not None
     url = proc.stdout.readline().split(" at ")[1].split()[0]
     for key in ("test", "111111111111", "222222222222"):
-        client = boto3.client(
-            "sqs",
-            endpoint_url=url,
-            region_name="us-east-1",
-            aws_access_key_id=key,
-            aws_secret_access_key="test",
-        )
+        client = sqs_as(url, key, "us-east-1")
         queue = client.create_queue(QueueName="jobs")["QueueUrl"]
         for _ in range(3):
             client.purge_queue(QueueUrl=queue)
