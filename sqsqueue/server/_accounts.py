@@ -102,6 +102,8 @@ class Accounts:
     def broker_for(self, account: str, region: str) -> Broker[Any]:
         """The broker of ``account`` in ``region``, made on first use. O(1),
         plus opening its data directory the first time."""
+        # Near-copy of mock_sqs's _State.broker_for on purpose: a mock's brokers
+        # have no data directory and follow MOTO_ACCOUNT_ID; these keep the layout.
         key = (account, region)
         broker = self._brokers.get(key)  # made once, then only read: no lock
         if broker is not None:
