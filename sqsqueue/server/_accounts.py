@@ -163,12 +163,19 @@ class Accounts:
             region = signed[1]
             if _ACCOUNT.fullmatch(signed[0]):
                 account = signed[0]
-        own = made == 1 and account == default.account_id and region == default.region
-        found = (self.caller(account, region), None if own else account, region)
+        found = (*self.acting(account, region), region)
         if len(self._anonymous) >= MAX_CALLERS:
             self._anonymous.clear()
         self._anonymous[credential] = (made, found)
         return found
+
+    def acting(self, account: str, region: str) -> tuple[Caller, str | None]:
+        """The broker interface of a request by ``account`` in ``region`` and
+        the principal its calls carry: None while the one broker is the
+        caller's own (no policy to check), else the caller's account. O(1)."""
+        default = self.default
+        own = self.single and account == default.account_id and region == default.region
+        return self.caller(account, region), None if own else account
 
     def caller(self, account: str, region: str) -> Caller:
         """The broker interface of a request by ``account`` in ``region``

@@ -114,9 +114,7 @@ class AccountsAPI(Protocol):
 
     @property
     def default(self) -> BrokerAPI: ...
-    @property
-    def single(self) -> bool: ...
-    def caller(self, account: str, region: str) -> BrokerAPI: ...
+    def acting(self, account: str, region: str) -> tuple[BrokerAPI, str | None]: ...
     def broker_for(self, account: str, region: str) -> BrokerAPI: ...
     def anonymous(self, authorization: str | None) -> tuple[BrokerAPI, str | None, str]: ...
 
@@ -475,16 +473,12 @@ class Endpoint:
         """The client of a signed request (``account`` is the verified key's)
         to an endpoint serving every account and region (:mod:`._accounts`;
         an anonymous request's is ``Accounts.anonymous``). O(1)."""
-        default = accounts.default
-        if accounts.single and account == default.account_id and region == default.region:
-            principal = None  # the one broker is the caller's: no policy to check
-        else:
-            principal = account
+        caller, principal = accounts.acting(account, region)
         return Client(
-            accounts.caller(account, region),
+            caller,
             principal=principal,
             endpoint_url=endpoint_url,
-            default_region=default.region,
+            default_region=accounts.default.region,
         )
 
     async def _call(self, client: Client, operation: str, params: dict[str, Any]) -> dict[str, Any]:
