@@ -25,6 +25,8 @@ from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import US
 from sqsqueue._message import (
+    R_SKEY,
+    R_VKEY,
     SEQ_BITS,
     SEQ_MASK,
     BatchFailure,
@@ -34,17 +36,20 @@ from sqsqueue._message import (
     SendResult,
     _Record,
     key_time,
+    receipt_no_of,
+    receive_cap_of,
 )
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import Operating
+from sqsqueue._store import Records
 from sqsqueue.errors import InvalidParameterValue, SQSError
 
 
 class Acknowledgeable(Operating, Protocol):
     """What a delete or a visibility change uses of a queue (``_operations._BaseQueue``)."""
 
-    _records: dict[int, _Record]
+    _records: Records
     _receipts: Receipts
     _ordering: Ordering
     _faults: Faults | None
@@ -58,7 +63,7 @@ class Acknowledgeable(Operating, Protocol):
 
     def _delete_latest(self, handle: object, now: int) -> bool: ...
 
-    def _rehide(self, rec: _Record, due: int, now: int) -> None: ...
+    def _rehide(self, rec: _Record, due: int, now: int) -> _Record: ...
 
 
 def _expired_handle(handle: object) -> SQSError:
@@ -79,7 +84,7 @@ def acting(queue: Acknowledgeable, handle: object, now: int) -> tuple[_Record | 
     rec = receipts.verify(handle, queue._records.get(seq), receipt_no, seq, token, version)  # type: ignore[arg-type]
     if rec is None or not queue._ordering.LATEST_RECEIPT_ONLY:
         return rec, True
-    return rec, receipt_no == rec.receipt_no and key_time(rec.vkey) > now
+    return rec, receipt_no == receipt_no_of(rec) and key_time(rec[R_VKEY]) > now
 
 
 # -- delete -------------------------------------------------------------------------
@@ -92,7 +97,7 @@ def delete_one(queue: Acknowledgeable, handle: object, now: int) -> None:
     if (
         rec is not None
         and queue._faults is None
-        and (not queue._ordering.LATEST_RECEIPT_ONLY or rec.vkey >> SEQ_BITS > now)
+        and (not queue._ordering.LATEST_RECEIPT_ONLY or rec[R_VKEY] >> SEQ_BITS > now)
     ):
         # The common case: the latest receipt of a stored message, which
         # may act (a FIFO one while in flight; key_time, inlined).
@@ -114,7 +119,7 @@ def delete_one(queue: Acknowledgeable, handle: object, now: int) -> None:
             tally.deleted += 1
         return
     if queue._ordering.LATEST_RECEIPT_ONLY and not (
-        receipt_no == rec.receipt_no and key_time(rec.vkey) > now
+        receipt_no == receipt_no_of(rec) and key_time(rec[R_VKEY]) > now
     ):
         raise _expired_handle(handle)
     if tally is not None:
@@ -199,7 +204,7 @@ def _delete_all(
     failed: list[BatchFailure] = []
     for entry_id, handle, rec in zip(entry_ids, handles, found, strict=True):
         # Still stored: an earlier entry of the batch may have deleted it.
-        if rec is not None and records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
+        if rec is not None and records.get(rec[R_SKEY] & SEQ_MASK) is rec:  # key_seq, inlined
             if tally is not None:
                 tally.deleted += 1
             drop(rec, "deleted", now)
@@ -228,7 +233,7 @@ def change_one(queue: Acknowledgeable, handle: object, timeout: object, now: int
             "does not exist or is not available for visibility timeout change."
         )
     due = now + vt * US
-    if due > rec.receive_cap:
+    if due > receive_cap_of(rec):
         # "Extending the visibility timeout does not reset the 12 hour
         # maximum"; no clamping (section 4). Message text UNCONFIRMED.
         raise InvalidParameterValue(

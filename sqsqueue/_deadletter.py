@@ -29,7 +29,29 @@ import attrs
 from sqsqueue import _attributes, _validate
 from sqsqueue._lifecycle import Ordering, uuid4
 from sqsqueue._limits import ACTIVE_MOVE_TASKS_MAX, MOVE_TASK_RATE_MAX, MOVE_TASKS_LISTED_MAX, US
-from sqsqueue._message import SendResult, _Record, draft, key_at, key_seq, key_time
+from sqsqueue._message import (
+    R_BODY,
+    R_ID,
+    R_SENDER,
+    R_SIZE,
+    R_SKEY,
+    X_ATTRS,
+    X_ATTRS_MD5,
+    X_BASE,
+    X_DEDUP,
+    X_DLQ_ARN,
+    X_GROUP,
+    X_TRACE,
+    SendResult,
+    _Record,
+    draft,
+    extra_of,
+    first_receive_of,
+    key_at,
+    key_time,
+    receive_count_of,
+    record_of,
+)
 from sqsqueue.errors import InvalidParameterValue, ResourceNotFoundException
 
 
@@ -123,28 +145,30 @@ def _accept(target: Redrivable, rec: _Record, source_arn: str, now: int) -> None
     target._advance(now)
     seq = target._next_seq()
     ordering = target._ordering
-    sent = key_time(rec.skey) if ordering.KEEPS_ENQUEUE_TIME else now
-    new = _Record(
-        key_at(sent, seq),
-        key_at(now, seq),
-        rec.message_id,
-        rec.body,
-        rec.size,
-        rec.attributes,
-        rec.attributes_md5,
-        rec.sender_id,
-    )
-    new.trace_header = rec.trace_header
-    new.group_id = rec.group_id
-    new.dedup_id = rec.dedup_id
-    new.dlq_source_arn = source_arn
-    new.receive_base = rec.receive_base + rec.receive_count
-    new.first_receive = rec.first_receive
-    number = ordering.sequence_number(key_seq(new.skey))
+    sent = key_time(rec[R_SKEY]) if ordering.KEEPS_ENQUEUE_TIME else now
+    extra = extra_of(rec)
+    dedup_id = extra[X_DEDUP]
+    number = ordering.sequence_number(seq)
     if number is not None:
         # "the dedup id is replaced with the original MessageId" (section 9).
-        new.dedup_id = rec.message_id
-        new.sequence_number = number
+        dedup_id = rec[R_ID]
+    new = record_of(
+        key_at(sent, seq),
+        key_at(now, seq),
+        message_id=rec[R_ID],
+        body=rec[R_BODY],
+        size=rec[R_SIZE],
+        attributes=extra[X_ATTRS],
+        attributes_md5=extra[X_ATTRS_MD5],
+        sender_id=rec[R_SENDER],
+        trace_header=extra[X_TRACE],
+        group_id=extra[X_GROUP],
+        dedup_id=dedup_id,
+        sequence_number=number,
+        dlq_source_arn=source_arn,
+        receive_base=extra[X_BASE] + receive_count_of(rec),
+        first_receive=first_receive_of(rec),
+    )
     target._enqueue(new, "dead_letter_arrived", now)
     target._notify()
 
@@ -408,26 +432,27 @@ class MoveTasks:
         if rec is None:
             self._finish(task, "COMPLETED")
             return
-        target_arn = task.destination_arn or rec.dlq_source_arn
+        extra = extra_of(rec)
+        target_arn = task.destination_arn or extra[X_DLQ_ARN]
         target = self._lookup(target_arn) if target_arn else None
         if target is None:
             self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
             return
-        group_id, dedup_id = rec.group_id, rec.dedup_id if target.FIFO else None
+        group_id, dedup_id = extra[X_GROUP], extra[X_DEDUP] if target.FIFO else None
         if target.FIFO:
             # A standard message moved into a FIFO queue: its id stands in.
-            group_id = rec.message_id if group_id is None else group_id
-            dedup_id = rec.message_id if dedup_id is None else dedup_id
+            group_id = rec[R_ID] if group_id is None else group_id
+            dedup_id = rec[R_ID] if dedup_id is None else dedup_id
         moved = draft(
-            rec.body,
-            rec.size,
-            rec.attributes,
-            rec.attributes_md5,
-            rec.trace_header,
+            rec[R_BODY],
+            rec[R_SIZE],
+            extra[X_ATTRS],
+            extra[X_ATTRS_MD5],
+            extra[X_TRACE],
             group_id,
             dedup_id,
         )
-        result = target._commit(moved, None, at, rec.sender_id)
+        result = target._commit(moved, None, at, rec[R_SENDER])
         source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
         target._notify()
         task.moved += 1

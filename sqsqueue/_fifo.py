@@ -12,13 +12,34 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Iterable
-from typing import Any, Unpack
+from typing import Any, Final, Unpack
 
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._faults import Faults
 from sqsqueue._limits import DEDUP_WINDOW, US
-from sqsqueue._message import SendResult, _Record, key_seq, system_attributes_md5
+from sqsqueue._message import (
+    R_BODY,
+    R_EXTRA,
+    R_ID,
+    R_RX,
+    RX_RECEIPT,
+    RX_REHIDES,
+    X_ATTRS_MD5,
+    X_DEDUP,
+    X_SEQNO,
+    X_TRACE,
+    SendResult,
+    _Record,
+    dedup_id_of,
+    extra_of,
+    group_id_of,
+    receipt_no_of,
+    receive_cap_of,
+    rehides_of,
+    seq_of,
+    system_attributes_md5,
+)
 from sqsqueue._operations import FifoQueueOptions, _BaseQueue
 from sqsqueue._ordering import FifoOrdering
 from sqsqueue._state import QueueState
@@ -34,15 +55,14 @@ _MISSING_DEDUP = (
 )
 
 
-class DedupEntry:
-    """A deduplication id sent in the last 5 minutes, and what it answers."""
-
-    __slots__ = ("expires", "message_id", "sequence_number")
-
-    def __init__(self, expires: int, message_id: str, sequence_number: int) -> None:
-        self.expires = expires
-        self.message_id = message_id
-        self.sequence_number = sequence_number
+#: A deduplication id sent in the last 5 minutes, and what it answers:
+#: (expires, message id, sequence number). A plain tuple, one per message
+#: sent in the window, which the collector untracks as it does records
+#: (``_message``, "the stored record").
+DedupEntry = tuple[int, str, int]
+D_EXPIRES: Final = 0
+D_MESSAGE_ID: Final = 1
+D_SEQUENCE_NUMBER: Final = 2
 
 
 class _Window:
@@ -54,16 +74,16 @@ class _Window:
 
     def __init__(self) -> None:
         self.entries: dict[Any, Any] = {}
-        self.order: deque[tuple[Any, Any]] = deque()
+        self.order: deque[tuple[Any, Any, int]] = deque()
 
-    def add(self, key: object, entry: Any) -> None:
+    def add(self, key: object, entry: Any, expires: int) -> None:
         self.entries[key] = entry
-        self.order.append((key, entry))
+        self.order.append((key, entry, expires))
 
     def expire(self, now: int) -> None:
         order = self.order
-        while order and order[0][1].expires <= now:
-            key, entry = order.popleft()
+        while order and order[0][2] <= now:
+            key, entry, _ = order.popleft()
             if self.entries.get(key) is entry:
                 del self.entries[key]
 
@@ -74,7 +94,7 @@ class _Window:
     def check(self) -> None:
         """Every entry is in the expiry order under its key. O(n)."""
         entries = self.entries
-        assert len({key for key, e in self.order if entries.get(key) is e}) == len(entries)
+        assert len({key for key, e, _ in self.order if entries.get(key) is e}) == len(entries)
 
 
 class Attempt:
@@ -102,8 +122,9 @@ class _Attempts(_Window):
     ) -> None:
         if not records:
             return  # nothing to replay: a retry is simply a new receive
-        items = [(key_seq(r.skey), r.receipt_no, r.rehides) for r in records]
-        self.add(attempt_id, Attempt(now + DEDUP_WINDOW * US, items, handles))
+        items = [(seq_of(r), r[R_RX][RX_RECEIPT], r[R_RX][RX_REHIDES]) for r in records]
+        expires = now + DEDUP_WINDOW * US
+        self.add(attempt_id, Attempt(expires, items, handles), expires)
         queue = self._queue
         if queue._observers:
             for rec, handle in zip(records, handles, strict=True):
@@ -128,14 +149,16 @@ class _Attempts(_Window):
         for seq, receipt_no, rehides in attempt.items:
             rec = queue._records.get(seq)
             # Any ChangeMessageVisibility counts, even one that set the same deadline.
-            if rec is None or rec.receipt_no != receipt_no or rec.rehides != rehides:
+            if rec is None or receipt_no_of(rec) != receipt_no or rehides_of(rec) != rehides:
                 del self.entries[attempt_id]
                 return None
             records.append(rec)
         items = []
-        for rec in records:
-            queue._rehide(rec, min(now + visibility_us, rec.receive_cap), now)
-            items.append((key_seq(rec.skey), rec.receipt_no, rec.rehides))
+        for i, old in enumerate(records):
+            rec = records[i] = queue._rehide(
+                old, min(now + visibility_us, receive_cap_of(old)), now
+            )
+            items.append((seq_of(rec), receipt_no_of(rec), rehides_of(rec)))
         attempt.items = items
         # The attempt changed (its records' re-hide counts moved with them): report
         # it as remember() does, or a reopened broker would find the old counts and
@@ -217,43 +240,46 @@ class FifoQueue(_BaseQueue):
         """The deduplication window's key for ``rec``: its deduplication id, with
         its group under per-group deduplication (the scope at creation, see
         __init__)."""
-        dedup = rec.dedup_id if dedup_id is None else dedup_id
-        return (rec.group_id, dedup) if self._dedup_by_group else dedup
+        dedup = dedup_id_of(rec) if dedup_id is None else dedup_id
+        return (group_id_of(rec), dedup) if self._dedup_by_group else dedup
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         # ``delay`` is None or 0: a FIFO message takes the queue's delay only
         # (_check_ids refuses any other DelaySeconds).
-        dedup_id = rec.dedup_id
+        extra = extra_of(rec)
+        body = rec[R_BODY]
+        dedup_id = extra[X_DEDUP]
         if dedup_id is None:
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
-            dedup_id = hashlib.sha256(rec.body.encode("utf-8")).hexdigest()
+            dedup_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
         key = self._dedup_key(rec, dedup_id)
-        system_md5 = system_attributes_md5(rec.trace_header)
+        system_md5 = system_attributes_md5(extra[X_TRACE])
         entry = self._dedup.entries.get(key)
-        if entry is not None and entry.expires > now:
+        if entry is not None and entry[D_EXPIRES] > now:
             # A duplicate is "accepted successfully but not delivered"; we answer
             # with the original message's id and sequence number (UNCONFIRMED
             # for AWS; what LocalStack and other emulators do).
             if self._tally is not None:
                 self._tally.deduplicated += 1  # NumberOfDeduplicatedSentMessages
             return SendResult(
-                entry.message_id,
-                rec.body,
-                rec.attributes_md5,
+                entry[D_MESSAGE_ID],
+                body,
+                extra[X_ATTRS_MD5],
                 system_md5,
-                str(entry.sequence_number),
+                str(entry[D_SEQUENCE_NUMBER]),
             )
-        self._stamp(rec, now, now, sender_id)
-        rec.dedup_id = dedup_id
-        number = self._ordering.sequence_number(key_seq(rec.skey))
+        number = self._ordering.sequence_number(self._seq + 1)  # _stamp's number
         assert number is not None
-        rec.sequence_number = number
-        self._enqueue(rec)
-        entry = DedupEntry(now + DEDUP_WINDOW * US, rec.message_id, rec.sequence_number)
-        self._dedup.add(key, entry)
-        return SendResult(
-            rec.message_id, rec.body, rec.attributes_md5, system_md5, str(rec.sequence_number)
+        rec = self._stamp(
+            (*rec[:R_EXTRA], (*extra[:X_DEDUP], dedup_id, number, *extra[X_SEQNO + 1 :])),
+            now,
+            now,
+            sender_id,
         )
+        self._enqueue(rec)
+        expires = now + DEDUP_WINDOW * US
+        self._dedup.add(key, (expires, rec[R_ID], number), expires)
+        return SendResult(rec[R_ID], body, extra[X_ATTRS_MD5], system_md5, str(number))
 
     def _check(self) -> None:
         with self._lock:
@@ -288,6 +314,6 @@ class FifoQueue(_BaseQueue):
         """Take back a store's deduplication entries and receive attempts,
         oldest first (no reports). O(entries)."""
         for key, entry in dedup:
-            self._dedup.add(key, entry)
+            self._dedup.add(key, entry, entry[D_EXPIRES])
         for attempt_id, attempt in attempts:
-            self._attempt_ids.add(attempt_id, attempt)
+            self._attempt_ids.add(attempt_id, attempt, attempt.expires)

@@ -59,35 +59,50 @@ import itertools
 import operator
 import random as _random
 import struct
-from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from hmac import compare_digest
-from operator import attrgetter
+from operator import itemgetter
 from typing import ClassVar, Protocol
 
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedList
 
 from sqsqueue._clock import Waiter
 from sqsqueue._faults import Faults
 from sqsqueue._limits import RECEIVE_VISIBILITY_BUDGET, US
 from sqsqueue._message import (
+    R_BODY,
+    R_EXTRA,
+    R_ID,
+    R_RX,
+    R_SENDER,
+    R_SIZE,
+    R_SKEY,
+    R_VKEY,
+    RX_COUNT,
+    RX_FIRST,
+    RX_RECEIPT,
+    RX_REHIDES,
+    RX_TOKEN,
     SEQ_BITS,
     SEQ_MASK,
+    X_FIRST,
     HistoryEvent,
     _Record,
     key_at,
-    key_seq,
     key_time,
     last_key,
 )
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE_LEN, _HANDLE_VERSION, Receipts, _a2b
 from sqsqueue._receipts import _unpack as _unpack_handle
+from sqsqueue._store import BLOCK, BLOCK_BITS, ReadyLane, Records
 
-_VKEY = attrgetter("vkey")
-_SKEY = attrgetter("skey")
+_VKEY = itemgetter(R_VKEY)
+_SKEY = itemgetter(R_SKEY)
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
 _BUDGET_US = RECEIVE_VISIBILITY_BUDGET * US
+_BLOCK_LOW = BLOCK - 1  # a sequence number's place in its block
 
 
 class Observer(Protocol):
@@ -132,7 +147,7 @@ class History:
         self.events: dict[str, list[HistoryEvent]] = {}
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
-        self.events.setdefault(rec.message_id, []).append(HistoryEvent(at / US, event, detail))
+        self.events.setdefault(rec[R_ID], []).append(HistoryEvent(at / US, event, detail))
 
     def queue_changed(self, event: str) -> None:
         pass
@@ -200,7 +215,7 @@ class Lifecycle:
     Every method runs under the queue's lock.
     """
 
-    _records: dict[int, _Record]
+    _records: Records
     _ordering: Ordering
     # Fields the queue sets (``_operations._BaseQueue.__init__``, and
     # ``QueueSettings._apply_config`` for the two times), read here and by orderings:
@@ -237,7 +252,7 @@ class Lifecycle:
 
     def _reset_messages(self) -> None:
         """Empty the queue: O(1) here, the old structures are freed by refcounting."""
-        self._records = {}
+        self._records = records = Records()
         # Retention index. Records enqueued in time order (all sends: queue time
         # never runs backwards) expire in sequence order, so a pointer to the
         # lowest live sequence number finds the oldest one: it only moves
@@ -246,10 +261,10 @@ class Lifecycle:
         # (standard DLQs) are "out of order" and go to a sorted index instead.
         self._oldest_seq = self._seq + 1
         self._last_skey = 0
-        self._out_of_order: SortedKeyList = SortedKeyList(key=_SKEY)
+        self._out_of_order: SortedList = SortedList()  # their enqueue keys
         # Fresh records: the ready lane (in key order, all receivable) and the
         # sorted index of the others (delayed ones, dead letters, FIFO's).
-        self._ready: deque[_Record] = deque()
+        self._ready = ReadyLane(records)
         self._fresh: SortedKeyList = SortedKeyList(key=_VKEY)
         # Received records, by vkey. The in-flight lane holds those received
         # with a deadline later than the lane's tail when received (the usual
@@ -317,12 +332,13 @@ class Lifecycle:
         tracks = self._tracks
         ordering = self._ordering
         for rec in records:
-            self._records[rec.skey & SEQ_MASK] = rec  # key_seq, inlined
-            if rec.skey >= self._last_skey:
-                self._last_skey = rec.skey
+            skey = rec[R_SKEY]
+            self._records[skey & SEQ_MASK] = rec  # key_seq, inlined
+            if skey >= self._last_skey:
+                self._last_skey = skey
             else:
-                self._out_of_order.add(rec)
-            if rec.receive_count == 0:
+                self._out_of_order.add(skey)
+            if rec[R_RX] is None:
                 self._add_fresh(rec)
                 if tracks:
                     ordering.linked(rec)
@@ -332,9 +348,15 @@ class Lifecycle:
                     ordering.linked(rec)
                     ordering.moved(rec, True)
         self._seq = seq
-        self._oldest_seq = min(self._records, default=seq + 1)
+        first = self._records.first()
+        self._oldest_seq = seq + 1 if first is None else first
 
     # -- the transitions ------------------------------------------------------------
+    #
+    # A record is a tuple (``_message``, "the stored record"): a transition that
+    # changes one builds its successor and puts it in ``_records`` and in the
+    # index it moves to, in place of the one it took out; the successor is
+    # what observers and orderings are told of.
 
     def _next_seq(self) -> int:
         """A new sequence number for a message arriving in this queue: every
@@ -342,61 +364,87 @@ class Lifecycle:
         self._seq += 1
         return self._seq
 
-    def _stamp(self, rec: _Record, now: int, due: int, sender_id: str) -> None:
-        """Give a draft record its sequence number, id, sender and times."""
+    def _stamp(self, rec: _Record, now: int, due: int, sender_id: str) -> _Record:
+        """The record to store for a draft record: its sequence number, id,
+        sender and times given (the draft is not changed)."""
         self._seq = seq = self._seq + 1  # _next_seq, inlined: once per message sent
-        # key_at, inlined: once per message sent.
-        rec.skey = (now << SEQ_BITS) | seq  # key_at, inlined
-        rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
-        rec.message_id = message_id((self._id_prefix, self._id_mult, self._id_offset), seq)
-        rec.sender_id = sender_id
+        return (
+            (now << SEQ_BITS) | seq,  # key_at, inlined: once per message sent
+            (due << SEQ_BITS) | seq,  # key_at, inlined
+            message_id((self._id_prefix, self._id_mult, self._id_offset), seq),
+            rec[R_BODY],
+            rec[R_SIZE],
+            sender_id,
+            None,
+            rec[R_EXTRA],
+        )
 
     def _admit(
         self, drafts: Iterable[tuple[_Record, int | None]], now: int, sender_id: str
-    ) -> None:
+    ) -> list[_Record]:
         """:meth:`_stamp` then :meth:`_enqueue` (``sent``) for each draft record
         with its DelaySeconds (None: the queue's), in one pass: a send batch of
-        a queue whose ordering tracks nothing. O(k) with the ready lane, O(k log n)
-        for delayed messages."""
+        a queue whose ordering tracks nothing. Returns the stored records.
+        O(k) with the ready lane, O(k log n) for delayed messages."""
         if self._observers or self._tracks:
             # Reports and orderings that track records go record by record.
-            for rec, delay in drafts:
+            out = []
+            for d, delay in drafts:
                 delay_s = self._delay_s if delay is None else delay
-                self._stamp(rec, now, now + delay_s * US, sender_id)
+                rec = self._stamp(d, now, now + delay_s * US, sender_id)
                 self._enqueue(rec)
-            return
+                out.append(rec)
+            return out
         seq = first = self._seq
         records = self._records
+        blocks = records.blocks
         ready = self._ready if self._ready_lane else None
         prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
         at = now << SEQ_BITS
         queue_due = now + self._delay_s * US
         last_skey = self._last_skey
         sizes = 0
-        for rec, delay in drafts:
+        stored = []
+        for d, delay in drafts:
             # _stamp, _enqueue and _add_fresh, inlined.
             seq += 1
             due = queue_due if delay is None else now + delay * US
-            skey = rec.skey = at | seq  # key_at, inlined
-            vkey = rec.vkey = (due << SEQ_BITS) | seq  # key_at, inlined
-            rec.message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
-            rec.sender_id = sender_id
-            records[seq] = rec
-            sizes += rec.size
+            skey = at | seq  # key_at, inlined
+            vkey = (due << SEQ_BITS) | seq  # key_at, inlined
+            size = d[R_SIZE]
+            rec = (
+                skey,
+                vkey,
+                prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex(),
+                d[R_BODY],
+                size,
+                sender_id,
+                None,
+                d[R_EXTRA],
+            )
+            block = blocks.get(seq >> BLOCK_BITS)
+            if block is None:
+                block = blocks[seq >> BLOCK_BITS] = {}
+                records.opened(seq >> BLOCK_BITS)
+            block[seq] = rec
+            stored.append(rec)
+            sizes += size
             if skey >= last_skey:
                 last_skey = skey
             else:
-                self._out_of_order.add(rec)
-            if ready is not None and due == now and (not ready or ready[-1].vkey < vkey):
+                self._out_of_order.add(skey)
+            if ready is not None and due == now and (not ready.size or ready.tail_vkey < vkey):
                 ready.append(rec)
             else:
                 self._fresh.add(rec)
+        records.count += seq - first
         self._seq = seq
         self._last_skey = last_skey
         tally = self._tally
         if tally is not None:
             tally.sent += seq - first
             tally.sent_bytes += sizes
+        return stored
 
     def _admit_bodies(self, bodies: list[str], now: int, sender_id: str) -> list[str]:
         """:meth:`_admit` of plain ASCII bodies (no attribute, no delay of their
@@ -411,26 +459,43 @@ class Lifecycle:
             self._observers
             or self._tracks
             or at | (seq + 1) < self._last_skey
-            or (ready and ready[-1].vkey >= (due << SEQ_BITS) | (seq + 1))
+            or (ready.size and ready.tail_vkey >= (due << SEQ_BITS) | (seq + 1))
         ):
             # Reports, tracking orderings, keys out of order: the general path.
-            drafts = [_Record(0, 0, "", b, len(b), None, None, "") for b in bodies]
-            self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
-            return [rec.message_id for rec in drafts]
+            drafts = [(0, 0, "", b, len(b), "", None, None) for b in bodies]
+            stored = self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
+            return [rec[R_ID] for rec in stored]
         vat = due << SEQ_BITS
-        lane = ready.append if self._ready_lane and due == now else self._fresh.add
+        to_lane = self._ready_lane and due == now
         records = self._records
+        blocks = records.blocks
         prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
         ids = []
+        block = blocks.get((seq + 1) >> BLOCK_BITS)
         for body in bodies:
             # _stamp, _enqueue and _add_fresh, inlined; the keys increase.
             seq += 1
             message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
-            rec = records[seq] = _Record(
-                at | seq, vat | seq, message_id, body, len(body), None, None, sender_id
-            )
-            lane(rec)
+            rec = (at | seq, vat | seq, message_id, body, len(body), sender_id, None, None)
+            if block is None or not seq & _BLOCK_LOW:  # a new block begins
+                block = blocks.get(seq >> BLOCK_BITS)
+                if block is None:
+                    block = blocks[seq >> BLOCK_BITS] = {}
+                    records.opened(seq >> BLOCK_BITS)
+            block[seq] = rec
+            if not to_lane:
+                self._fresh.add(rec)
             ids.append(message_id)
+        if to_lane:
+            # ReadyLane.append of each, inlined: consecutive numbers, one run.
+            runs = ready.runs
+            if runs and runs[-1][1] == first + 1:
+                runs[-1] = (runs[-1][0], seq + 1)
+            else:
+                runs.append((first + 1, seq + 1))
+            ready.size += seq - first
+            ready.tail_vkey = vat | seq
+        records.count += seq - first
         self._seq = seq
         self._last_skey = at | seq
         tally = self._tally
@@ -452,7 +517,7 @@ class Lifecycle:
             self._observers
             or self._tracks
             or skey < self._last_skey
-            or (ready and ready[-1].vkey >= vkey)
+            or (ready.size and ready.tail_vkey >= vkey)
         ):
             return self._admit_bodies([body], now, sender_id)[0]
         # _stamp, _enqueue and _add_fresh, inlined.
@@ -460,11 +525,23 @@ class Lifecycle:
         self._last_skey = skey
         tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
         message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
-        rec = self._records[seq] = _Record(
-            skey, vkey, message_id, body, len(body), None, None, sender_id
-        )
+        rec = (skey, vkey, message_id, body, len(body), sender_id, None, None)
+        records = self._records
+        block = records.blocks.get(seq >> BLOCK_BITS)
+        if block is None:
+            block = records.blocks[seq >> BLOCK_BITS] = {}
+            records.opened(seq >> BLOCK_BITS)
+        block[seq] = rec
+        records.count += 1
         if not delay_s and self._ready_lane:  # due now: the ready lane
-            ready.append(rec)
+            # ReadyLane.append, inlined.
+            runs = ready.runs
+            if runs and runs[-1][1] == seq:
+                runs[-1] = (runs[-1][0], seq + 1)
+            else:
+                runs.append((seq, seq + 1))
+            ready.size += 1
+            ready.tail_vkey = vkey
         else:
             self._fresh.add(rec)
         tally = self._tally
@@ -476,11 +553,12 @@ class Lifecycle:
     def _enqueue(self, rec: _Record, event: str = "sent", at: int | None = None) -> None:
         """(none) -> DELAYED or VISIBLE. ``at``: the event time, when it is not the
         enqueue time (a standard dead letter keeps its original enqueue time)."""
-        self._records[rec.skey & SEQ_MASK] = rec  # key_seq, inlined: the send path
-        if rec.skey >= self._last_skey:
-            self._last_skey = rec.skey
+        skey = rec[R_SKEY]
+        self._records[skey & SEQ_MASK] = rec  # key_seq, inlined: the send path
+        if skey >= self._last_skey:
+            self._last_skey = skey
         else:
-            self._out_of_order.add(rec)
+            self._out_of_order.add(skey)
         self._add_fresh(rec)
         if self._tracks:
             self._ordering.linked(rec)
@@ -488,75 +566,119 @@ class Lifecycle:
         if tally is not None:
             if event == "sent":
                 tally.sent += 1
-                tally.sent_bytes += rec.size
-            elif at is not None and at > rec.skey >> SEQ_BITS:  # key_time, inlined
+                tally.sent_bytes += rec[R_SIZE]
+            elif at is not None and at > skey >> SEQ_BITS:  # key_time, inlined
                 # A dead letter that kept an older enqueue time: its age counts
                 # from its arrival (``_metrics.Tally.arrivals``).
-                tally.arrivals.append((rec.skey & SEQ_MASK, at))
+                tally.arrivals.append((skey & SEQ_MASK, at))
         if self._observers:
-            t = key_time(rec.skey) if at is None else at
+            t = key_time(skey) if at is None else at
             # As in inspect(): a FIFO fresh vkey excludes the queue delay.
             shift = t - key_time(self._ordering.fresh_bound(t))
-            self._report(event, rec, t, visible_at=(key_time(rec.vkey) + shift) / US)
+            self._report(event, rec, t, visible_at=(key_time(rec[R_VKEY]) + shift) / US)
 
     def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
         """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
         # Runs once per message received, so locals stand in for repeated
         # attribute reads, and the key arithmetic is inlined (key_at).
-        seq = rec.skey & SEQ_MASK  # key_seq, inlined
-        was_fresh = rec.receive_count == 0
-        if was_fresh:
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+        rx = rec[R_RX]
+        was_fresh = rx is None
+        if rx is None:
             self._remove_fresh(rec)
-            if not rec.first_receive:
-                rec.first_receive = now
+            extra = rec[R_EXTRA]
+            first = extra[X_FIRST] if extra is not None and extra[X_FIRST] else now
+            count = receipt_no = 1
+            rehides = 0
         else:
             self._unindex_received(rec)
-        vkey = rec.vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
+            first = rx[RX_FIRST]
+            count = rx[RX_COUNT] + 1
+            receipt_no = rx[RX_RECEIPT] + 1
+            rehides = rx[RX_REHIDES]
+        vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
+        token, handle = self._receipts.issue(seq, receipt_no)
+        rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
+            rec[R_SKEY],
+            vkey,
+            rec[R_ID],
+            rec[R_BODY],
+            rec[R_SIZE],
+            rec[R_SENDER],
+            (count, receipt_no, token, first, now + _BUDGET_US, rehides),
+            rec[R_EXTRA],
+        )
         lane = self._lane
         if not lane:
             self._lane_min = vkey
             lane[seq] = rec
-        elif vkey > lane[next(reversed(lane))].vkey:  # after the lane's tail: O(1)
+        elif vkey > lane[next(reversed(lane))][R_VKEY]:  # after the lane's tail: O(1)
             lane[seq] = rec
         else:
             self._received.add(rec)
-        rec.receive_count += 1
-        rec.receive_cap = now + _BUDGET_US
-        receipt_no = rec.receipt_no = rec.receipt_no + 1
-        handle = self._receipts.issue(rec, seq, receipt_no)
         if self._tally is not None:
             self._tally.received += 1
         if self._tracks:
             self._ordering.moved(rec, was_fresh)
         if self._observers:
-            visible_at = key_time(rec.vkey) / US
+            visible_at = key_time(vkey) / US
             self._report("received", rec, now, receipt=receipt_no, visible_at=visible_at)
         return handle
 
     def _deliver_all(self, recs: list[_Record], now: int, visibility_us: int) -> list[str]:
         """:meth:`_deliver` for each of ``recs`` in order, in one pass: a
-        receive's messages. Returns their receipt handles. O(k) with the lanes,
-        O(k log n) at worst."""
+        receive's messages. Returns their receipt handles, and puts in ``recs``
+        the records as they are now (each delivered record is replaced).
+        O(k) with the lanes, O(k log n) at worst."""
         if self._tracks or self._observers:
             # Orderings that track records and reports go record by record.
-            return [self._deliver(rec, now, visibility_us) for rec in recs]
+            handles = []
+            records = self._records
+            for i, rec in enumerate(recs):
+                handles.append(self._deliver(rec, now, visibility_us))
+                recs[i] = records[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
+            return handles
         ready = self._ready
-        lane = self._lane
-        vat = (now + visibility_us) << SEQ_BITS  # the new deadline's key, but for the seq
-        cap = now + _BUDGET_US
-        tail = lane[next(reversed(lane))].vkey if lane else -1
+        runs = ready.runs
+        pairs = []
         for rec in recs:
-            seq = rec.skey & SEQ_MASK  # key_seq, inlined
-            if rec.receive_count == 0:
-                if ready and ready[0] is rec:  # _remove_fresh's common case, inlined
-                    ready.popleft()
+            rx = rec[R_RX]
+            seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+            if rx is None:
+                if runs and runs[0][0] == seq:  # _remove_fresh's common case, inlined
+                    ready.discard(rec)
                 else:
                     self._remove_fresh(rec)
-                if not rec.first_receive:
-                    rec.first_receive = now
+                pairs.append((seq, 1))
             else:
                 self._unindex_received(rec)
-            vkey = rec.vkey = vat | seq  # key_at, inlined
+                pairs.append((seq, rx[RX_RECEIPT] + 1))
+        tokens, handles = self._receipts.issue_all(pairs)
+        lane = self._lane
+        blocks = self._records.blocks
+        vat = (now + visibility_us) << SEQ_BITS  # the new deadline's key, but for the seq
+        cap = now + _BUDGET_US
+        tail = lane[next(reversed(lane))][R_VKEY] if lane else -1
+        for i, (old, (seq, receipt_no), token) in enumerate(zip(recs, pairs, tokens, strict=True)):
+            rx = old[R_RX]
+            vkey = vat | seq  # key_at, inlined
+            if rx is None:
+                extra = old[R_EXTRA]
+                first = extra[X_FIRST] if extra is not None and extra[X_FIRST] else now
+                state = (1, 1, token, first, cap, 0)
+            else:
+                state = (rx[RX_COUNT] + 1, receipt_no, token, rx[RX_FIRST], cap, rx[RX_REHIDES])
+            rec = blocks[seq >> BLOCK_BITS][seq] = (
+                old[R_SKEY],
+                vkey,
+                old[R_ID],
+                old[R_BODY],
+                old[R_SIZE],
+                old[R_SENDER],
+                state,
+                old[R_EXTRA],
+            )
+            recs[i] = rec
             if vkey > tail:  # after the lane's tail (or the lane is empty): O(1)
                 if not lane:
                     self._lane_min = vkey
@@ -564,18 +686,23 @@ class Lifecycle:
                 tail = vkey
             else:
                 self._received.add(rec)
-            rec.receive_count += 1
-            rec.receive_cap = cap
-            rec.receipt_no += 1
         if self._tally is not None:
             self._tally.received += len(recs)
-        return self._receipts.issue_all(recs)
+        return handles
 
-    def _rehide(self, rec: _Record, due: int, now: int) -> None:
-        """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE if due <= now)."""
+    def _rehide(self, rec: _Record, due: int, now: int) -> _Record:
+        """IN FLIGHT or VISIBLE (received) -> IN FLIGHT until ``due`` (or VISIBLE
+        if due <= now). Returns the record as it is now."""
         self._unindex_received(rec)
-        rec.vkey = key_at(due, key_seq(rec.skey))
-        rec.rehides += 1
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+        count, receipt_no, token, first, cap, rehides = rec[R_RX]
+        rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
+            *rec[:R_VKEY],
+            key_at(due, seq),
+            *rec[R_VKEY + 1 : R_RX],
+            (count, receipt_no, token, first, cap, rehides + 1),
+            rec[R_EXTRA],
+        )
         # A changed deadline goes to the sorted index: the lane is for the
         # in-order deadlines of receives.
         self._received.add(rec)
@@ -583,12 +710,14 @@ class Lifecycle:
             self._ordering.moved(rec, False)
         if self._observers:
             self._report("visibility_changed", rec, now, visible_at=due / US)
+        return rec
 
     def _drop(self, rec: _Record, reason: str, now: int, **detail: object) -> None:
         """Any state -> deleted, expired, dead-lettered or moved."""
         if self._observers:
             self._report(reason, rec, now, **detail)
-        seq = rec.skey & SEQ_MASK  # key_seq, inlined
+        skey = rec[R_SKEY]
+        seq = skey & SEQ_MASK  # key_seq, inlined
         del self._records[seq]
         if seq == self._oldest_seq:
             # Consumers mostly delete oldest first: step the retention pointer
@@ -598,9 +727,9 @@ class Lifecycle:
         # Out of order: mostly standard dead letters (they keep their enqueue
         # time). Empty, the check costs nothing.
         # ``_len``: a SortedList's length without its Python-level __len__.
-        if self._out_of_order._len and rec in self._out_of_order:
-            self._out_of_order.remove(rec)
-        if rec.receive_count == 0:
+        if self._out_of_order._len and skey in self._out_of_order:
+            self._out_of_order.remove(skey)
+        if rec[R_RX] is None:
             self._remove_fresh(rec)
         elif self._lane.pop(seq, None) is None:  # _unindex_received's common case, inlined
             self._unindex_received(rec)
@@ -623,14 +752,18 @@ class Lifecycle:
         except (ValueError, struct.error):  # binascii.Error and UnicodeError are ValueErrors
             return False
         records = self._records
-        rec = records.get(seq)
+        block = records.blocks.get(seq >> BLOCK_BITS)  # records.get, inlined
+        if block is None:
+            return False
+        rec = block.get(seq)
         if (
             rec is None
             or version != _HANDLE_VERSION  # version 1: see Receipts.verify
             or tag != self._receipts._tag
-            or receipt_no != rec.receipt_no
-            or rec.token is None
-            or not compare_digest(rec.token, token)
+            or (rx := rec[R_RX]) is None
+            or receipt_no != rx[RX_RECEIPT]
+            or rx[RX_TOKEN] is None
+            or not compare_digest(rx[RX_TOKEN], token)
         ):
             return False
         tally = self._tally
@@ -645,7 +778,10 @@ class Lifecycle:
             self._drop(rec, "deleted", now)
             return True
         # _drop's common case, inlined: a received record taken from the lane.
-        del records[seq]
+        del block[seq]  # del records[seq], inlined
+        records.count -= 1
+        if not block:
+            del records.blocks[seq >> BLOCK_BITS]
         if seq == self._oldest_seq:
             self._oldest_seq = seq + 1
         return True
@@ -658,19 +794,24 @@ class Lifecycle:
         if self._observers or self._tracks or self._out_of_order._len:
             # Reports, tracking orderings, out-of-order records: record by record.
             for rec in recs:
-                if records.get(rec.skey & SEQ_MASK) is rec:  # key_seq, inlined
+                if records.get(rec[R_SKEY] & SEQ_MASK) is rec:  # key_seq, inlined
                     self._drop(rec, reason, now)
             return
         pop = self._lane.pop
+        blocks = records.blocks
         for rec in recs:
-            seq = rec.skey & SEQ_MASK  # key_seq, inlined
-            if records.get(seq) is not rec:
+            seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+            block = blocks.get(seq >> BLOCK_BITS)
+            if block is None or block.get(seq) is not rec:
                 continue  # dropped by an earlier one
-            # _drop, inlined.
-            del records[seq]
+            # _drop, inlined (del records[seq] too).
+            del block[seq]
+            records.count -= 1
+            if not block:
+                del blocks[seq >> BLOCK_BITS]
             if seq == self._oldest_seq:
                 self._oldest_seq = seq + 1
-            if rec.receive_count == 0:
+            if rec[R_RX] is None:
                 self._remove_fresh(rec)
             elif pop(seq, None) is None:  # _unindex_received's common case, inlined
                 self._unindex_received(rec)
@@ -693,17 +834,19 @@ class Lifecycle:
         # The key arithmetic is inlined here (last_key): every operation runs it.
         bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK  # last_key, inlined
         records = self._records
-        head = records.get(self._oldest_seq)
+        oldest = self._oldest_seq
+        block = records.blocks.get(oldest >> BLOCK_BITS)  # records.get, inlined
+        head = None if block is None else block.get(oldest)
         # Fast path, taken by almost every call: the queue is empty, or the
         # pointer's record is live, in order and not yet due, so nothing can
         # have expired.
-        if records and (head is None or head.skey <= bound or self._out_of_order._len):
+        if records.count and (head is None or head[R_SKEY] <= bound or self._out_of_order._len):
             while True:
                 rec = self._oldest()
-                if rec is None or rec.skey > bound:
+                if rec is None or rec[R_SKEY] > bound:
                     break
                 # Stamp the moment retention ran out, not when it was noticed.
-                expired_at = min(now, key_time(rec.skey) + self._retention_us)
+                expired_at = min(now, key_time(rec[R_SKEY]) + self._retention_us)
                 self._drop(rec, "expired", expired_at)
         for window in self._windows:
             window.expire(now)
@@ -717,26 +860,34 @@ class Lifecycle:
         once and in key order (and the ordering uses the lane), else sorted."""
         if self._ready_lane:
             ready = self._ready
-            if rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and (  # key_time, inlined
-                not ready or ready[-1].vkey < rec.vkey
+            vkey = rec[R_VKEY]
+            if vkey >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS and (  # key_time, inlined
+                not ready.size or ready.tail_vkey < vkey
             ):
                 ready.append(rec)
                 return
         self._fresh.add(rec)
 
     def _remove_fresh(self, rec: _Record) -> None:
-        ready = self._ready
-        if ready and ready[0] is rec:
-            ready.popleft()
-        # key_time, inlined:
-        elif ready and rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS and rec in ready:
-            # Only a reordering fault takes from further in, within its window.
-            ready.remove(rec)
-        else:
-            self._fresh.remove(rec)
+        """Take a never-received record out of its index, before the caller
+        changes or drops it. O(1) from the ready lane, O(log n) from the
+        sorted index."""
+        fresh = self._fresh
+        # key_time, inlined: a record due at its enqueue time may be in the lane.
+        if self._ready_lane and rec[R_VKEY] >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS:
+            n = fresh._len
+            if n:
+                fresh.discard(rec)  # the sorted index takes what the lane could not
+                if fresh._len < n:
+                    return
+            # In the lane: from its head, or (a reordering fault, a console
+            # delete, retention) from further in.
+            self._ready.discard(rec)
+            return
+        fresh.remove(rec)
 
     def _unindex_received(self, rec: _Record) -> None:
-        if self._lane.pop(rec.skey & SEQ_MASK, None) is None:  # key_seq, inlined
+        if self._lane.pop(rec[R_SKEY] & SEQ_MASK, None) is None:  # key_seq, inlined
             if self._revisible and rec in self._revisible:
                 self._revisible.remove(rec)
             else:
@@ -753,8 +904,8 @@ class Lifecycle:
         lane = self._lane
         while lane:
             rec = next(iter(lane.values()))
-            if rec.vkey > bound:
-                self._lane_min = rec.vkey
+            if rec[R_VKEY] > bound:
+                self._lane_min = rec[R_VKEY]
                 return
             lane.popitem(last=False)
             self._received.add(rec)
@@ -765,7 +916,7 @@ class Lifecycle:
         (``_received``) to send order (``_revisible``): O(log n) each, once."""
         received = self._received
         revisible = self._revisible
-        while received and received[0].vkey <= bound:
+        while received and received[0][R_VKEY] <= bound:
             revisible.add(received.pop(0))
 
     def _oldest(self) -> _Record | None:
@@ -779,16 +930,15 @@ class Lifecycle:
         last = self._seq
         rec = records.get(seq)
         odd = self._out_of_order
-        while rec is None or (odd and rec in odd):
+        while rec is None or (odd and rec[R_SKEY] in odd):
             if seq >= last:
                 rec = None
                 break
             seq += 1
             rec = records.get(seq)
         self._oldest_seq = seq
-        if odd and (rec is None or odd._keys[0][0] < rec.skey):
-            # ``_keys[0][0]`` is a SortedKeyList's smallest key (sortedcontainers 2.x).
-            return odd[0]  # type: ignore[no-any-return]
+        if odd and (rec is None or odd[0] < rec[R_SKEY]):
+            return records[odd[0] & SEQ_MASK]
         return rec
 
     # -- counts -------------------------------------------------------------------
@@ -820,7 +970,8 @@ class Lifecycle:
         records = self._records
         if not records:
             return None
-        seq = next(iter(records))
+        seq = records.first()
+        assert seq is not None
         tally = self._tally
         if tally is not None:
             arrivals = tally.arrivals
@@ -828,7 +979,7 @@ class Lifecycle:
                 arrivals.popleft()  # every position below the first live one is gone
             if arrivals and arrivals[0][0] == seq:
                 return arrivals[0][1]
-        return key_time(records[seq].skey)
+        return key_time(records[seq][R_SKEY])
 
     def _first_receivable(self, now: int) -> _Record | None:
         """The record a receive at ``now`` would take first, after applying the
@@ -858,11 +1009,11 @@ def check_indexes(life: Lifecycle) -> None:
     mask = SEQ_MASK
     for index in (life._out_of_order, life._fresh, life._received, life._revisible):
         index._check()
-    # Dead letters enqueued out of time order are in their own index; the
-    # retention pointer never passed a live record of the others.
-    odd = {r.skey & mask for r in life._out_of_order}
-    for rec in life._out_of_order:
-        assert records.get(rec.skey & mask) is rec
+    # Dead letters enqueued out of time order are in their own index (by
+    # enqueue key); the retention pointer never passed a live record of the others.
+    odd = {skey & mask for skey in life._out_of_order}
+    for skey in life._out_of_order:
+        assert records[skey & mask][R_SKEY] == skey
     # The five indexes partition the stored records: each member is the
     # stored record of its sequence number, none is in two, together they
     # hold every record; the never received are in the first two, and the
@@ -873,7 +1024,7 @@ def check_indexes(life: Lifecycle) -> None:
     add = seen.add
     total = 0
     lane = life._lane
-    parts: tuple[tuple[Collection[_Record], bool, bool], ...] = (
+    parts: tuple[tuple[Iterable[_Record], bool, bool], ...] = (
         (life._ready, True, True),
         (life._fresh, True, False),
         (lane.values(), False, False),
@@ -882,22 +1033,29 @@ def check_indexes(life: Lifecycle) -> None:
     )
     for part, fresh, ready in parts:
         for rec in part:
-            seq = rec.skey & mask
-            assert records.get(seq) is rec and rec.vkey & mask == seq and seq <= last_seq
+            seq = rec[R_SKEY] & mask
+            assert records.get(seq) is rec and rec[R_VKEY] & mask == seq and seq <= last_seq
             assert seq >= oldest_seq or seq in odd
+            assert type(rec) is tuple and len(rec) == 8, "a record is a plain tuple"
+            rx = rec[R_RX]
             if fresh:
-                assert rec.receive_count == 0 and rec.token is None and rec.receipt_no == 0
-                assert not ready or rec.vkey >> SEQ_BITS == rec.skey >> SEQ_BITS
+                assert rx is None
+                assert not ready or rec[R_VKEY] >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS
             else:
-                assert rec.receive_count > 0 and rec.token is not None
-                assert rec.receipt_no == rec.receive_count
+                assert type(rx) is tuple and rx[RX_COUNT] > 0 and rx[RX_TOKEN] is not None
+                assert rx[RX_RECEIPT] == rx[RX_COUNT]
             add(seq)
-        total += len(part)
+            total += 1
     assert len(seen) == total == len(records)
     for seq, rec in lane.items():
-        assert rec.skey & mask == seq
-    ready_keys = [r.vkey for r in life._ready]
-    lane_keys = [r.vkey for r in lane.values()]
+        assert rec[R_SKEY] & mask == seq
+    ready_keys = [r[R_VKEY] for r in life._ready]
+    assert len(ready_keys) == len(life._ready) and life._records.count == sum(
+        map(len, life._records.blocks.values())
+    )
+    assert all(life._records.blocks.values()), "no empty block is kept"
+    assert not ready_keys or life._ready.tail_vkey >= ready_keys[-1]
+    lane_keys = [r[R_VKEY] for r in lane.values()]
     assert all(map(operator.lt, ready_keys, ready_keys[1:]))
     assert all(map(operator.lt, lane_keys, lane_keys[1:]))
     assert not lane_keys or life._lane_min <= lane_keys[0]

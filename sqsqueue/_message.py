@@ -2,7 +2,8 @@
 
 Values out, records in (``docs/design.md`` principle 7): callers receive frozen
 ``attrs`` classes (:class:`Message`, :class:`SendResult`, ...); a queue keeps a
-mutable slotted :class:`_Record` per message, tuned for the hot path.
+plain tuple per message (``_Record``), which the cyclic garbage collector
+stops tracking, and replaces it on each change (see "the stored record").
 """
 
 from __future__ import annotations
@@ -193,9 +194,9 @@ def to_value(stored: StoredAttribute) -> MessageAttributeValue:
 #: ``_durable.py`` derives its table, statements and restore from, and by which
 #: ``tests/_mirror.py`` compares records. ``seq`` and ``sent`` are the two
 #: halves of a record's ``skey`` and ``due`` the time in its ``vkey``
-#: (:data:`KEY_COLUMNS`); every other name is a slot of :class:`_Record`, in the
-#: order its constructor takes them after the two keys. Adding a field here
-#: changes the store's schema (``_durable.SCHEMA_VERSION``).
+#: (:data:`KEY_COLUMNS`); every other name is a field a record holds, read by
+#: :func:`fields_of` in this order and given back by :func:`record_of`.
+#: Adding a field here changes the store's schema (``_durable.SCHEMA_VERSION``).
 FIELDS: tuple[tuple[str, str], ...] = (
     ("seq", "INTEGER NOT NULL"),
     ("message_id", "TEXT NOT NULL"),
@@ -221,81 +222,261 @@ FIELDS: tuple[tuple[str, str], ...] = (
 )
 #: The columns of :data:`FIELDS` that the record packs into its keys.
 KEY_COLUMNS = ("seq", "sent", "due")
-#: The record's own fields of :data:`FIELDS`, in its constructor's order.
+#: The record's own fields of :data:`FIELDS`, in :func:`fields_of`'s order.
 RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
 
 
-class _Record:
-    """One stored message. Mutated only by the lifecycle in ``_lifecycle.py``.
+# -- the stored record ------------------------------------------------------------
+#
+# One stored message is a plain ``tuple`` (the alias ``_Record``), never
+# mutated: a transition builds the next one and puts it where the last one
+# was (the lifecycle's ``_records`` and the index the message moves into).
+# Why a tuple (``docs/architecture.md``, "What the collector sees"): CPython's
+# cyclic collector untracks an exact tuple whose items are all untracked or
+# of types it never tracks (str, int, bytes, None, and such tuples) the first
+# time a collection examines it, so a stored message costs the collector
+# nothing after its first young collection, where an instance of a class
+# (slotted or not) stays tracked for life and every full collection walks it.
+# So a record holds only atoms and such tuples: never a list, dict or object
+# (the FIFO ordering's chains name records by sequence number, not by
+# reference to anything the record holds).
+#
+# The eight fields, by index (every hot path reads them as ``rec[R_...]``,
+# with these constants: ``rec[1]`` would be no faster and unreadable):
+#
+# * ``R_SKEY``: ``key_at(enqueue time, seq)`` (retention counts from it).
+# * ``R_VKEY``: ``key_at(t, seq)`` where t is when the message becomes
+#   receivable: the end of its delay before its first receive, the end of
+#   its visibility timeout after.
+# * ``R_ID``, ``R_BODY``, ``R_SIZE``, ``R_SENDER``: message id, body, size
+#   counted against MaximumMessageSize, SenderId.
+# * ``R_RX``: None until the first receive (the state a test or a check
+#   reads as "fresh"), then the receive state, a tuple indexed by ``RX_...``:
+#   (receive_count, receipt_no, token, first_receive, receive_cap, rehides).
+# * ``R_EXTRA``: None for a plain message (the common case: no attributes,
+#   trace header, group or dead-letter past), else a tuple indexed by
+#   ``X_...``: (attributes, attributes_md5, trace_header, group_id, dedup_id,
+#   sequence_number, receive_base, first_receive, dlq_source_arn); its
+#   ``first_receive`` is a dead letter's, kept until its first receive here.
+#
+# Folding the receive state and the rare fields into optional tuples keeps a
+# never-received plain message at 8 items (104 bytes) where the slotted
+# class took 200.
+R_SKEY, R_VKEY, R_ID, R_BODY, R_SIZE, R_SENDER, R_RX, R_EXTRA = range(8)
+RX_COUNT, RX_RECEIPT, RX_TOKEN, RX_FIRST, RX_CAP, RX_REHIDES = range(6)
+X_ATTRS, X_ATTRS_MD5, X_TRACE, X_GROUP, X_DEDUP, X_SEQNO, X_BASE, X_FIRST, X_DLQ_ARN = range(9)
 
-    Times are integer microseconds. ``skey`` and ``vkey`` pack a time with the
-    per-queue sequence number ``seq`` (low ``SEQ_BITS`` bits), so that index keys
-    are unique plain ints: cheap to compare and shared with the index rather
-    than copied into it.
+#: A stored message (see above): a tuple of atoms and atom tuples.
+_Record = tuple[Any, ...]
 
-    * ``skey``: enqueue time (retention counts from it).
-    * ``vkey``: the time the message becomes receivable: the end of its delay
-      before its first receive, the end of its visibility timeout after.
+#: The extra fields of a message that has none.
+_NO_EXTRA = (None, None, None, None, None, None, 0, 0, None)
 
-    Its fields are declared in :data:`FIELDS`; the constructor takes them in
-    that order (a test holds the two together). It is written out rather than
-    generated: one is made per message sent.
-    """
 
-    #: The keys, the declared fields, and the FIFO ordering's chain of the
-    #: record's group (``_ordering.py``), which is not stored.
-    __slots__ = ("group", "skey", "vkey", *RECORD_FIELDS)
+def make_extra(
+    attributes: tuple[StoredAttribute, ...] | None = None,
+    attributes_md5: str | None = None,
+    trace_header: str | None = None,
+    group_id: str | None = None,
+    dedup_id: str | None = None,
+    sequence_number: int | None = None,
+    receive_base: int = 0,
+    first_receive: int = 0,
+    dlq_source_arn: str | None = None,
+) -> tuple[Any, ...] | None:
+    """A record's ``R_EXTRA``: None when every field is unset."""
+    extra = (
+        attributes,
+        attributes_md5,
+        trace_header,
+        group_id,
+        dedup_id,
+        sequence_number,
+        receive_base,
+        first_receive,
+        dlq_source_arn,
+    )
+    return None if extra == _NO_EXTRA else extra
 
-    def __init__(
-        self,
-        skey: int,
-        vkey: int,
-        message_id: str,
-        body: str,
-        size: int,
-        attributes: tuple[StoredAttribute, ...] | None,
-        attributes_md5: str | None,
-        sender_id: str,
-        receive_count: int = 0,
-        receive_base: int = 0,
-        first_receive: int = 0,
-        receipt_no: int = 0,
-        receive_cap: int = 0,
-        rehides: int = 0,
-        token: bytes | None = None,
-        group_id: str | None = None,
-        dedup_id: str | None = None,
-        sequence_number: int | None = None,
-        trace_header: str | None = None,
-        dlq_source_arn: str | None = None,
-    ) -> None:
-        self.skey = skey
-        self.vkey = vkey
-        self.message_id = message_id
-        self.body = body
-        self.size = size
-        self.attributes = attributes
-        self.attributes_md5 = attributes_md5
-        self.sender_id = sender_id
-        self.receive_count = receive_count
-        #: Receives in the queue a dead-lettered message came from: its
-        #: ApproximateReceiveCount continues from there (section 10).
-        self.receive_base = receive_base
-        self.first_receive = first_receive
-        self.receipt_no = receipt_no
-        self.receive_cap = receive_cap
-        #: Visibility changes so far (ChangeMessageVisibility, replayed receives):
-        #: a ReceiveRequestAttemptId replays only messages left unchanged (section 9).
-        self.rehides = rehides
-        self.token = token
-        self.group_id = group_id
-        self.dedup_id = dedup_id
-        self.sequence_number = sequence_number
-        self.trace_header = trace_header
-        self.dlq_source_arn = dlq_source_arn
-        #: The FIFO ordering's chain of this message's group (``_ordering.py``);
-        #: typed loosely so that records know nothing of orderings.
-        self.group: Any = None
+
+def extra_of(rec: _Record) -> tuple[Any, ...]:
+    """``rec``'s extra fields, the defaults when it has none."""
+    extra: tuple[Any, ...] | None = rec[R_EXTRA]
+    return _NO_EXTRA if extra is None else extra
+
+
+def with_extra(rec: _Record, **changes: Any) -> _Record:
+    """``rec`` with some of its extra fields (``make_extra``'s names) changed."""
+    x = dict(zip(_EXTRA_NAMES, extra_of(rec), strict=True))
+    x.update(changes)
+    return (*rec[:R_EXTRA], make_extra(**x))
+
+
+_EXTRA_NAMES = (
+    "attributes",
+    "attributes_md5",
+    "trace_header",
+    "group_id",
+    "dedup_id",
+    "sequence_number",
+    "receive_base",
+    "first_receive",
+    "dlq_source_arn",
+)
+
+
+# Readers for the paths that are not hot (the hot ones index the tuple).
+
+
+def attributes_of(rec: _Record) -> tuple[StoredAttribute, ...] | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_ATTRS]
+
+
+def attributes_md5_of(rec: _Record) -> str | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_ATTRS_MD5]
+
+
+def trace_header_of(rec: _Record) -> str | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_TRACE]
+
+
+def group_id_of(rec: _Record) -> str | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_GROUP]
+
+
+def dedup_id_of(rec: _Record) -> str | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_DEDUP]
+
+
+def sequence_number_of(rec: _Record) -> int | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_SEQNO]
+
+
+def receive_base_of(rec: _Record) -> int:
+    extra = rec[R_EXTRA]
+    return 0 if extra is None else extra[X_BASE]
+
+
+def dlq_source_arn_of(rec: _Record) -> str | None:
+    extra = rec[R_EXTRA]
+    return None if extra is None else extra[X_DLQ_ARN]
+
+
+def receive_count_of(rec: _Record) -> int:
+    rx = rec[R_RX]
+    return 0 if rx is None else rx[RX_COUNT]
+
+
+def receipt_no_of(rec: _Record) -> int:
+    rx = rec[R_RX]
+    return 0 if rx is None else rx[RX_RECEIPT]
+
+
+def token_of(rec: _Record) -> bytes | None:
+    rx = rec[R_RX]
+    return None if rx is None else rx[RX_TOKEN]
+
+
+def first_receive_of(rec: _Record) -> int:
+    """When ``rec`` was first received (here, or, for a dead letter not yet
+    received here, in the queue it came from); 0 if never."""
+    rx = rec[R_RX]
+    if rx is not None:
+        first: int = rx[RX_FIRST]
+        return first
+    extra = rec[R_EXTRA]
+    return 0 if extra is None else extra[X_FIRST]
+
+
+def receive_cap_of(rec: _Record) -> int:
+    rx = rec[R_RX]
+    return 0 if rx is None else rx[RX_CAP]
+
+
+def rehides_of(rec: _Record) -> int:
+    rx = rec[R_RX]
+    return 0 if rx is None else rx[RX_REHIDES]
+
+
+def seq_of(rec: _Record) -> int:
+    seq: int = rec[R_SKEY] & SEQ_MASK
+    return seq
+
+
+def record_fields(rec: _Record) -> tuple[Any, ...]:
+    """The fields of :data:`RECORD_FIELDS` of ``rec``, in that order (a test
+    holds the two together). O(1)."""
+    x = rec[R_EXTRA] or _NO_EXTRA
+    rx = rec[R_RX]
+    if rx is None:
+        count = receipt_no = cap = rehides = 0
+        token = None
+        first = x[X_FIRST]
+    else:
+        count, receipt_no, token, first, cap, rehides = rx
+    return (
+        rec[R_ID],
+        rec[R_BODY],
+        rec[R_SIZE],
+        x[X_ATTRS],
+        x[X_ATTRS_MD5],
+        rec[R_SENDER],
+        count,
+        x[X_BASE],
+        first,
+        receipt_no,
+        cap,
+        rehides,
+        token,
+        x[X_GROUP],
+        x[X_DEDUP],
+        x[X_SEQNO],
+        x[X_TRACE],
+        x[X_DLQ_ARN],
+    )
+
+
+def fields_of(rec: _Record) -> dict[str, Any]:
+    """Every field of :data:`RECORD_FIELDS` of ``rec``, by name."""
+    return dict(zip(RECORD_FIELDS, record_fields(rec), strict=True))
+
+
+def record_state(rec: _Record) -> tuple[Any, ...]:
+    """``(skey, vkey, *fields in RECORD_FIELDS order)``: everything the
+    durable store keeps of ``rec`` (``tests/_mirror.py`` compares these)."""
+    return (rec[R_SKEY], rec[R_VKEY], *record_fields(rec))
+
+
+class RecordView(NamedTuple):
+    """A record's fields by name (:func:`view`): for tests, checks and
+    debugging, never a hot path. ``skey``, ``vkey``, then :data:`RECORD_FIELDS`."""
+
+    skey: int
+    vkey: int
+    message_id: str
+    body: str
+    size: int
+    attributes: tuple[StoredAttribute, ...] | None
+    attributes_md5: str | None
+    sender_id: str
+    receive_count: int
+    receive_base: int
+    first_receive: int
+    receipt_no: int
+    receive_cap: int
+    rehides: int
+    token: bytes | None
+    group_id: str | None
+    dedup_id: str | None
+    sequence_number: int | None
+    trace_header: str | None
+    dlq_source_arn: str | None
 
     @property
     def seq(self) -> int:
@@ -309,11 +490,58 @@ class _Record:
     def due(self) -> int:
         return key_time(self.vkey)
 
-    def __repr__(self) -> str:
-        return (
-            f"_Record(seq={self.seq}, id={self.message_id!r}, due={self.due}, "
-            f"receives={self.receive_count})"
+
+def view(rec: _Record) -> RecordView:
+    """``rec``'s fields by name. O(1)."""
+    return RecordView(*record_state(rec))
+
+
+def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
+    """The record with keys ``skey``, ``vkey`` and the named fields of
+    :data:`RECORD_FIELDS` (the rest take their defaults): the durable
+    store's restore, a dead letter's arrival. Not for the send path."""
+    count = fields.get("receive_count", 0)
+    first = fields.get("first_receive", 0)
+    if count:
+        rx: tuple[Any, ...] | None = (
+            count,
+            fields.get("receipt_no", 0),
+            fields.get("token"),
+            first,
+            fields.get("receive_cap", 0),
+            fields.get("rehides", 0),
         )
+    else:
+        rx = None
+    extra = make_extra(
+        fields.get("attributes"),
+        fields.get("attributes_md5"),
+        fields.get("trace_header"),
+        fields.get("group_id"),
+        fields.get("dedup_id"),
+        fields.get("sequence_number"),
+        fields.get("receive_base", 0),
+        0 if count else first,
+        fields.get("dlq_source_arn"),
+    )
+    return (
+        skey,
+        vkey,
+        fields.get("message_id", ""),
+        fields["body"],
+        fields["size"],
+        fields.get("sender_id", ""),
+        rx,
+        extra,
+    )
+
+
+def show_record(rec: _Record) -> str:
+    """A short description of ``rec`` for assertion messages."""
+    return (
+        f"record(seq={seq_of(rec)}, id={rec[R_ID]!r}, due={key_time(rec[R_VKEY])}, "
+        f"receives={receive_count_of(rec)})"
+    )
 
 
 def draft(
@@ -326,17 +554,18 @@ def draft(
     dedup_id: str | None,
 ) -> _Record:
     """A validated message ready to send: a record without sequence number, id,
-    sender or times yet (``Lifecycle._stamp`` gives them, under the lock).
-    The send path builds the record it will store right away rather than an
-    intermediate object: one allocation per message fewer."""
-    rec = _Record(0, 0, "", body, size, attributes, attributes_md5, "")
-    if trace_header is not None:
-        rec.trace_header = trace_header
-    if group_id is not None:
-        rec.group_id = group_id
-    if dedup_id is not None:
-        rec.dedup_id = dedup_id
-    return rec
+    sender or times yet (``Lifecycle._stamp`` makes the stored record from
+    it, under the lock)."""
+    if (
+        attributes is None
+        and attributes_md5 is None
+        and trace_header is None
+        and group_id is None
+        and dedup_id is None
+    ):
+        return (0, 0, "", body, size, "", None, None)
+    extra = (attributes, attributes_md5, trace_header, group_id, dedup_id, None, 0, 0, None)
+    return (0, 0, "", body, size, "", None, extra)
 
 
 class Message(NamedTuple):

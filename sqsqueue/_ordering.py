@@ -61,7 +61,22 @@ from sortedcontainers import SortedKeyList
 from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
 from sqsqueue._limits import US
-from sqsqueue._message import SEQ_MASK, _Record, key_at, key_time, last_key
+from sqsqueue._message import (
+    R_EXTRA,
+    R_RX,
+    R_SKEY,
+    R_VKEY,
+    RX_COUNT,
+    SEQ_MASK,
+    X_BASE,
+    X_GROUP,
+    _Record,
+    key_at,
+    key_time,
+    last_key,
+    receive_base_of,
+    receive_count_of,
+)
 
 _KEY = attrgetter("key")
 _NOWHERE, _BY_VISIBILITY, _BY_ENQUEUE = 0, 1, 2
@@ -76,7 +91,8 @@ _RANDOM_BITS = 10
 def _order(rec: _Record) -> int:
     """A receivable record's place in the standard order (see the module
     docstring): due time for a fresh record, send time for a received one."""
-    return rec.vkey if rec.receive_count == 0 else rec.skey
+    key: int = rec[R_VKEY] if rec[R_RX] is None else rec[R_SKEY]
+    return key
 
 
 class StandardOrdering(Ordering):
@@ -96,8 +112,9 @@ class StandardOrdering(Ordering):
         if received._len and received._keys[0][0] <= bound:
             life._revisit(bound)  # from deadline order to send order, once each
         streams: list[Iterable[_Record]] = []
-        if life._ready:
-            streams.append(life._ready)  # every ready-lane record is receivable
+        ready = life._ready
+        if ready.size and ready.head() is not None:  # head(): skip what left the lane
+            streams.append(ready)  # every ready-lane record is receivable
         fresh = life._fresh
         if fresh._len and fresh._keys[0][0] <= bound:
             streams.append(fresh.irange_key(max_key=bound))
@@ -118,7 +135,7 @@ class StandardOrdering(Ordering):
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for rec in candidates:
-            if threshold and rec.receive_base + rec.receive_count >= threshold:
+            if threshold and receive_base_of(rec) + receive_count_of(rec) >= threshold:
                 dead.append(rec)
                 continue
             deliver.append(rec)
@@ -137,10 +154,10 @@ class StandardOrdering(Ordering):
         for index in (life._fresh, life._received):
             i = index.bisect_key_right(bound)
             if i < len(index):
-                t = key_time(index[i].vkey)
+                t = key_time(index[i][R_VKEY])
                 due = t if due is None else min(due, t)
         if life._lane:
-            t = key_time(next(iter(life._lane.values())).vkey)
+            t = key_time(next(iter(life._lane.values()))[R_VKEY])
             due = t if due is None else min(due, t)
         return due
 
@@ -217,9 +234,9 @@ class FifoOrdering(Ordering):
     def _reindex(self, group: _Group) -> None:
         """Keep ``group`` in the right head index under the right key. O(log g)."""
         if group.received:
-            where, key = _BY_VISIBILITY, next(iter(group.received.values())).vkey
+            where, key = _BY_VISIBILITY, next(iter(group.received.values()))[R_VKEY]
         elif group.fresh:
-            where, key = _BY_ENQUEUE, group.fresh[0].vkey
+            where, key = _BY_ENQUEUE, group.fresh[0][R_VKEY]
         else:
             where, key = _NOWHERE, 0
         if where == group.where and key == group.key:
@@ -237,33 +254,35 @@ class FifoOrdering(Ordering):
             del self._groups[group.id]
 
     def linked(self, rec: _Record) -> None:
-        gid = rec.group_id
+        gid = rec[R_EXTRA][X_GROUP]
         assert gid is not None
         group = self._groups.get(gid)
         if group is None:
             group = self._groups[gid] = _Group(gid)
-        rec.group = group
         group.fresh.append(rec)
         if group.where == _NOWHERE:
             self._reindex(group)
 
     def unlinked(self, rec: _Record) -> None:
-        group: _Group = rec.group
-        if rec.receive_count == 0:
+        group = self._groups[rec[R_EXTRA][X_GROUP]]
+        if rec[R_RX] is None:
             if group.fresh[0] is rec:
                 group.fresh.popleft()
             else:  # pragma: no cover - expiry removes the oldest, which is a head
                 group.fresh.remove(rec)
         else:
-            del group.received[rec.skey & SEQ_MASK]  # key_seq, inlined
+            del group.received[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
         self._reindex(group)
 
     def moved(self, rec: _Record, was_fresh: bool) -> None:
-        group: _Group = rec.group
+        # ``rec`` is the record as it is now: it takes the place of the one
+        # the chain held (same sequence number, so the same place).
+        group = self._groups[rec[R_EXTRA][X_GROUP]]
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if was_fresh:
-            assert group.fresh[0] is rec
+            assert group.fresh[0][R_SKEY] == rec[R_SKEY]
             group.fresh.popleft()
-            group.received[rec.skey & SEQ_MASK] = rec  # key_seq, inlined
+        group.received[seq] = rec
         self._reindex(group)
 
     # -- consulted by the lifecycle -----------------------------------------------
@@ -284,10 +303,10 @@ class FifoOrdering(Ordering):
             # message group ID as possible" (section 9).
             locked = False
             for rec in group.received.values():
-                if rec.vkey > vis_bound:
+                if rec[R_VKEY] > vis_bound:
                     locked = True  # in flight: the rest of the group waits
                     break
-                if threshold and rec.receive_base + rec.receive_count >= threshold:
+                if threshold and rec[R_EXTRA][X_BASE] + rec[R_RX][RX_COUNT] >= threshold:
                     dead.append(rec)  # moved; the group goes on (section 9)
                     continue
                 deliver.append(rec)
@@ -296,9 +315,9 @@ class FifoOrdering(Ordering):
             if locked:
                 continue
             for rec in group.fresh:
-                if rec.vkey > fresh_bound:
+                if rec[R_VKEY] > fresh_bound:
                     break
-                if threshold and rec.receive_base >= threshold:
+                if threshold and rec[R_EXTRA][X_BASE] >= threshold:
                     dead.append(rec)  # arrived dead-lettered with its count spent
                     continue
                 deliver.append(rec)
@@ -321,7 +340,7 @@ class FifoOrdering(Ordering):
         if oldest is not None:
             # A group's head leaving by retention unlocks the group: a long poll
             # must wake then too (section 12).
-            t = key_time(oldest.skey) + self.life._retention_us
+            t = key_time(oldest[R_SKEY]) + self.life._retention_us
             due = t if due is None else min(due, t)
         return due
 
@@ -339,20 +358,20 @@ class FifoOrdering(Ordering):
             assert group.id == gid
             assert group.received or group.fresh, "empty groups are dropped"
             for seq, rec in group.received.items():
-                assert rec.skey & mask == seq and rec.receive_count > 0
-                assert rec.group is group and records[seq] is rec
+                assert rec[R_SKEY] & mask == seq and rec[R_RX] is not None
+                assert rec[R_EXTRA][X_GROUP] == gid and records[seq] is rec
             for rec in group.fresh:
-                assert rec.receive_count == 0 and rec.group is group
-                assert records[rec.skey & mask] is rec
-            seqs = [*group.received, *(r.skey & mask for r in group.fresh)]
+                assert rec[R_RX] is None and rec[R_EXTRA][X_GROUP] == gid
+                assert records[rec[R_SKEY] & mask] is rec
+            seqs = [*group.received, *(r[R_SKEY] & mask for r in group.fresh)]
             assert all(map(operator.lt, seqs, seqs[1:])), "a group's chain is in send order"
             total += len(seqs)
             if group.received:
                 assert group.where == _BY_VISIBILITY
-                assert group.key == next(iter(group.received.values())).vkey
+                assert group.key == next(iter(group.received.values()))[R_VKEY]
             else:
                 assert group.where == _BY_ENQUEUE
-                assert group.key == group.fresh[0].vkey
+                assert group.key == group.fresh[0][R_VKEY]
         assert total == len(records)
         # Each group is in the heads' index its state names, and in no other.
         assert len(visibility) + len(enqueue) == len(groups)

@@ -27,10 +27,10 @@ import binascii
 import hashlib
 import hmac
 import struct
-from collections.abc import Mapping
 from operator import itemgetter
+from typing import Protocol
 
-from sqsqueue._message import SEQ_MASK, _Record
+from sqsqueue._message import R_RX, RX_RECEIPT, RX_TOKEN, _Record
 from sqsqueue._validate import show
 from sqsqueue.errors import MissingParameter, ReceiptHandleIsInvalid
 
@@ -58,6 +58,12 @@ _SPLIT = {
     for k in range(2, 11)
 }
 _LENGTH = {_HANDLE_LEN}
+
+
+class Lookup(Protocol):
+    """Stored records by sequence number (the lifecycle's ``_store.Records``)."""
+
+    def get(self, seq: int) -> _Record | None: ...
 
 
 class Receipts:
@@ -89,31 +95,30 @@ class Receipts:
         at = (seq & _SLOT) << 4
         return mac.digest()[at : at + 16]
 
-    def issue(self, rec: _Record, seq: int, receipt_no: int) -> str:
-        """A new handle for receipt ``receipt_no`` of ``rec`` (whose sequence
-        number is ``seq``); its token is kept on the record, where ``verify``
-        finds it. O(1)."""
-        token = rec.token = self.token(seq, receipt_no)
+    def issue(self, seq: int, receipt_no: int) -> tuple[bytes, str]:
+        """A new handle for receipt ``receipt_no`` of message ``seq``, and its
+        token, which the lifecycle keeps in the record's receive state, where
+        ``verify`` finds it. O(1)."""
+        token = self.token(seq, receipt_no)
         # binascii directly: base64.b64encode's pure-Python wrapper costs as much
         # as the encoding on this hot path.
         handle = _b2a(_pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False)
-        return handle.decode("ascii")
+        return token, handle.decode("ascii")
 
-    def issue_all(self, recs: list[_Record]) -> list[str]:
-        """:meth:`issue` for each of ``recs``, whose receipt numbers were just
-        raised: one call for a receive's messages. Records of one block with the
-        same receipt number (consecutive messages received for the first time)
-        share one MAC, and the handles are encoded by one base64 call (36 bytes
-        are 12 whole base64 groups, so the handles' text is the concatenation
-        of each one's). O(k)."""
+    def issue_all(self, pairs: list[tuple[int, int]]) -> tuple[list[bytes], list[str]]:
+        """:meth:`issue` for each (seq, receipt number) of ``pairs``: one call
+        for a receive's messages; their tokens and handles. Messages of one
+        block with the same receipt number (consecutive messages received for
+        the first time) share one MAC, and the handles are encoded by one
+        base64 call (36 bytes are 12 whole base64 groups, so the handles' text
+        is the concatenation of each one's). O(k)."""
         base = self._block_mac
         tag = self._tag
         packed = []
+        tokens = []
         last = -1
         digest = b""
-        for rec in recs:
-            seq = rec.skey & SEQ_MASK  # key_seq, inlined
-            receipt_no = rec.receipt_no
+        for seq, receipt_no in pairs:
             block = ((seq >> _BLOCK_BITS) << 32) | receipt_no  # receipt numbers fit 32 bits
             if block != last:
                 last = block
@@ -121,17 +126,18 @@ class Receipts:
                 mac.update(_token_input(seq >> _BLOCK_BITS, receipt_no))
                 digest = mac.digest()
             at = (seq & _SLOT) << 4
-            token = rec.token = digest[at : at + 16]
+            token = digest[at : at + 16]
+            tokens.append(token)
             packed.append(_pack(_HANDLE_VERSION, tag, seq, receipt_no, token))
         text = _b2a(b"".join(packed), newline=False).decode("ascii")
         if len(packed) == 1:
-            return [text]
+            return tokens, [text]
         split = _SPLIT.get(len(packed))
         if split is not None:
             # Each handle's slice of the text, taken in C by one itemgetter
             # (half the cost of a comprehension of slices).
-            return list(split(text))
-        return [text[i : i + _HANDLE_LEN] for i in range(0, len(text), _HANDLE_LEN)]
+            return tokens, list(split(text))
+        return tokens, [text[i : i + _HANDLE_LEN] for i in range(0, len(text), _HANDLE_LEN)]
 
     def parse(self, handle: object) -> tuple[int, int, bytes, int]:
         """(seq, receipt number, token, version) of a handle issued by this
@@ -157,7 +163,7 @@ class Receipts:
             )
         return seq, receipt_no, token, version
 
-    def latest(self, handle: object, records: Mapping[int, _Record]) -> _Record | None:
+    def latest(self, handle: object, records: Lookup) -> _Record | None:
         """The stored record (of ``records``, by sequence number) whose latest
         receipt ``handle`` is; None for any other handle: malformed, foreign,
         forged, an older receipt, a message gone (``parse`` and ``verify`` tell
@@ -174,16 +180,15 @@ class Receipts:
             rec is None
             or version != _HANDLE_VERSION  # version 1: see verify
             or tag != self._tag
-            or receipt_no != rec.receipt_no
-            or rec.token is None
-            or not hmac.compare_digest(rec.token, token)
+            or (rx := rec[R_RX]) is None
+            or receipt_no != rx[RX_RECEIPT]
+            or rx[RX_TOKEN] is None
+            or not hmac.compare_digest(rx[RX_TOKEN], token)
         ):
             return None
         return rec
 
-    def latest_all(
-        self, handles: list[object], records: Mapping[int, _Record]
-    ) -> list[_Record | None]:
+    def latest_all(self, handles: list[object], records: Lookup) -> list[_Record | None]:
         """:meth:`latest` of each handle, in one call: a delete batch's. O(k)."""
         tag = self._tag
         out: list[_Record | None] = []
@@ -202,9 +207,10 @@ class Receipts:
                         rec is not None
                         and version == _HANDLE_VERSION  # version 1: see verify
                         and htag == tag
-                        and receipt_no == rec.receipt_no
-                        and rec.token is not None
-                        and hmac.compare_digest(rec.token, token)
+                        and (rx := rec[R_RX]) is not None
+                        and receipt_no == rx[RX_RECEIPT]
+                        and rx[RX_TOKEN] is not None
+                        and hmac.compare_digest(rx[RX_TOKEN], token)
                     ):
                         out.append(rec)
                     else:
@@ -220,9 +226,10 @@ class Receipts:
                 if version == _HANDLE_VERSION and htag == tag:  # version 1: see verify
                     rec = records.get(seq)
                     if rec is not None and (
-                        receipt_no != rec.receipt_no
-                        or rec.token is None
-                        or not hmac.compare_digest(rec.token, token)
+                        (rx := rec[R_RX]) is None
+                        or receipt_no != rx[RX_RECEIPT]
+                        or rx[RX_TOKEN] is None
+                        or not hmac.compare_digest(rx[RX_TOKEN], token)
                     ):
                         rec = None
             out.append(rec)
@@ -243,13 +250,14 @@ class Receipts:
         if (
             version == _HANDLE_VERSION
             and rec is not None
-            and receipt_no == rec.receipt_no
-            and rec.token is not None
+            and (rx := rec[R_RX]) is not None
+            and receipt_no == rx[RX_RECEIPT]
+            and rx[RX_TOKEN] is not None
         ):
             # The latest receipt: the token stored at issue time is the MAC.
             # (A version 1 handle is always checked by its own MAC: the version
             # is authenticated too, so a handle whose version was changed fails.)
-            if hmac.compare_digest(rec.token, token):
+            if hmac.compare_digest(rx[RX_TOKEN], token):
                 return rec
         elif hmac.compare_digest(token, self.token(seq, receipt_no, version)):
             # An older receipt, or a message that is gone: recompute the MAC.

@@ -33,6 +33,7 @@ from sqsqueue._metrics import Tally
 from sqsqueue._polling import Poll, Pollable, run_async, run_sync
 from sqsqueue._polling import long_poll as _poll_loop
 from sqsqueue._settings import ALL, Operating, names_of
+from sqsqueue._store import Records
 from sqsqueue.errors import OverLimit
 
 T = TypeVar("T")
@@ -93,7 +94,7 @@ class Receivable(Operating, Pollable, Redrivable, Protocol):
     every operation (``_settings.Operating``), its long poll
     (``_polling.Pollable``) and its dead letters (``_deadletter.Redrivable``) do."""
 
-    _records: dict[int, _Record]
+    _records: Records
     _lane: OrderedDict[int, _Record]
     _received: Any  # a SortedKeyList (sortedcontainers is untyped)
     _tally: Tally | None
@@ -184,7 +185,7 @@ def attempt(
             if queue._tally is not None:
                 queue._tally.received += len(replay[0])
             return views(*replay, plan.names, plan.user_names)
-    if not queue._records:
+    if not queue._records.count:
         return []
     limit = plan.limit
     # In flight <= lane + received: only a receive that could cross the limit

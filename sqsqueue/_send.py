@@ -28,6 +28,7 @@ from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._clock import Waiter
 from sqsqueue._limits import BATCH_PAYLOAD_MAX
 from sqsqueue._message import (
+    R_SIZE,
     BatchFailure,
     BatchResult,
     SendEntry,
@@ -245,7 +246,7 @@ def send_batch(
             total += _batches.rough_size(entry)
             continue
         prepared[entry.id] = p
-        total += p[0].size
+        total += p[0][R_SIZE]
     if total > BATCH_PAYLOAD_MAX:
         raise _too_long(total)
     results = send_prepared(queue, list(prepared.values()), sender_id)

@@ -25,17 +25,32 @@ from sqsqueue._lenient import FIFO_QUEUE_FALSE, STRICT, Leniency
 from sqsqueue._lifecycle import History, Lifecycle, by_send_order
 from sqsqueue._limits import US
 from sqsqueue._message import (
+    R_BODY,
+    R_ID,
+    R_RX,
+    R_SIZE,
+    R_SKEY,
+    R_VKEY,
     SEQ_BITS,
     SEQ_MASK,
+    X_ATTRS,
+    X_ATTRS_MD5,
+    X_BASE,
+    X_DEDUP,
+    X_GROUP,
+    X_SEQNO,
     HistoryEvent,
     MessageInfo,
     MessagePage,
     _Record,
+    extra_of,
     key_time,
     last_key,
+    receive_count_of,
     to_value,
 )
 from sqsqueue._metrics import QueueMetrics
+from sqsqueue._store import BLOCK_BITS
 from sqsqueue._validate import show
 from sqsqueue._views import system_attributes
 from sqsqueue.errors import (
@@ -156,12 +171,14 @@ class QueueSettings(Lifecycle):
         # retention pointer that is not on a live, in-order, unexpired record.
         if self._tick is None and not self._windows and self._lane_min >> SEQ_BITS > now:
             records = self._records
-            if not records:
+            if not records.count:
                 return now
-            head = records.get(self._oldest_seq)
+            oldest = self._oldest_seq
+            block = records.blocks.get(oldest >> BLOCK_BITS)  # records.get, inlined
+            head = None if block is None else block.get(oldest)
             if (
                 head is not None
-                and (head.skey >> SEQ_BITS) + self._retention_us > now
+                and (head[R_SKEY] >> SEQ_BITS) + self._retention_us > now
                 and not self._out_of_order._len  # SortedList's length, without a call
             ):
                 return now
@@ -485,30 +502,32 @@ class QueueSettings(Lifecycle):
 
     def _info(self, rec: _Record, now: int, fresh_bound: int, bound: int) -> MessageInfo:
         """What inspect and browse say of one record at ``now``. O(a) for a attributes."""
-        if rec.receive_count == 0:
-            state = "delayed" if rec.vkey > fresh_bound else "visible"
+        vkey = rec[R_VKEY]
+        if rec[R_RX] is None:
+            state = "delayed" if vkey > fresh_bound else "visible"
             # fresh_bound is shifted back by the FIFO queue delay, if any.
             shift = now - key_time(fresh_bound)
-            visible_at = (key_time(rec.vkey) + shift) / US
+            visible_at = (key_time(vkey) + shift) / US
         else:
-            state = "in_flight" if rec.vkey > bound else "visible"
-            visible_at = key_time(rec.vkey) / US
-        stored = rec.attributes or ()
+            state = "in_flight" if vkey > bound else "visible"
+            visible_at = key_time(vkey) / US
+        extra = extra_of(rec)
+        number = extra[X_SEQNO]
         return MessageInfo(
-            message_id=rec.message_id,
-            body=rec.body,
+            message_id=rec[R_ID],
+            body=rec[R_BODY],
             state=state,
-            receive_count=rec.receive_base + rec.receive_count,
-            sent_at=key_time(rec.skey) / US,
+            receive_count=extra[X_BASE] + receive_count_of(rec),
+            sent_at=key_time(rec[R_SKEY]) / US,
             visible_at=visible_at,
-            group_id=rec.group_id,
-            deduplication_id=rec.dedup_id,
-            sequence_number=None if rec.sequence_number is None else str(rec.sequence_number),
-            position=rec.skey & SEQ_MASK,
+            group_id=extra[X_GROUP],
+            deduplication_id=extra[X_DEDUP],
+            sequence_number=None if number is None else str(number),
+            position=rec[R_SKEY] & SEQ_MASK,
             attributes=system_attributes(rec, ALL),
-            message_attributes={a[0]: to_value(a) for a in stored},
-            md5_of_message_attributes=rec.attributes_md5,
-            size=rec.size,
+            message_attributes={a[0]: to_value(a) for a in extra[X_ATTRS] or ()},
+            md5_of_message_attributes=extra[X_ATTRS_MD5],
+            size=rec[R_SIZE],
         )
 
     def metrics(self) -> QueueMetrics:

@@ -13,7 +13,16 @@ from typing import Unpack
 
 from sqsqueue import _validate
 from sqsqueue._faults import Faults
-from sqsqueue._message import SendResult, _Record, system_attributes_md5
+from sqsqueue._message import (
+    R_BODY,
+    R_EXTRA,
+    R_ID,
+    X_ATTRS_MD5,
+    X_TRACE,
+    SendResult,
+    _Record,
+    system_attributes_md5,
+)
 from sqsqueue._operations import QueueOptions, _BaseQueue
 from sqsqueue._ordering import StandardOrdering
 from sqsqueue._send import new_send_result
@@ -87,28 +96,25 @@ class Queue(_BaseQueue):
     def _commit_all(
         self, prepared: Sequence[tuple[_Record, int | None]], now: int, sender_id: str
     ) -> list[SendResult]:
-        self._admit(prepared, now, sender_id)
-        return [
-            new_send_result(
-                (
-                    rec.message_id,
-                    rec.body,
-                    rec.attributes_md5,
-                    None if rec.trace_header is None else system_attributes_md5(rec.trace_header),
-                    None,
-                )
-            )
-            for rec, _ in prepared
-        ]
+        stored = self._admit(prepared, now, sender_id)
+        return [_result(rec) for rec in stored]
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
-        self._admit(((rec, delay),), now, sender_id)
-        return new_send_result(
-            (
-                rec.message_id,
-                rec.body,
-                rec.attributes_md5,
-                None if rec.trace_header is None else system_attributes_md5(rec.trace_header),
-                None,
-            )
+        return _result(self._admit(((rec, delay),), now, sender_id)[0])
+
+
+def _result(rec: _Record) -> SendResult:
+    """The SendResult of a stored record of a standard queue."""
+    extra = rec[R_EXTRA]
+    if extra is None:
+        return new_send_result((rec[R_ID], rec[R_BODY], None, None, None))
+    trace = extra[X_TRACE]
+    return new_send_result(
+        (
+            rec[R_ID],
+            rec[R_BODY],
+            extra[X_ATTRS_MD5],
+            None if trace is None else system_attributes_md5(trace),
+            None,
         )
+    )

@@ -16,10 +16,11 @@ from sqsqueue._clock import Clock
 from sqsqueue._lenient import Leniency
 from sqsqueue._lifecycle import Window
 from sqsqueue._limits import PURGE_INTERVAL, US
-from sqsqueue._message import _Record
+from sqsqueue._message import R_ID, _Record
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import Receipts
 from sqsqueue._settings import Operating
+from sqsqueue._store import Records
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue, PurgeQueueInProgress
 
@@ -50,7 +51,7 @@ class Stateful(Operating, Protocol):
     _name: str
     _clock: Clock
     _leniency: Leniency
-    _records: dict[int, _Record]
+    _records: Records
     _windows: tuple[Window, ...]
     _tally: Tally | None
     _deleted: bool
@@ -122,7 +123,7 @@ def remove(queue: Stateful, position: int, message_id: str, principal: str | Non
     with queue._lock:
         now = queue._begin()
         rec = queue._records.get(position)
-        if rec is None or rec.message_id != message_id:
+        if rec is None or rec[R_ID] != message_id:
             return False
         if queue._tally is not None:
             queue._tally.deleted += 1

@@ -10,13 +10,31 @@ from functools import partial
 from typing import Any
 
 from sqsqueue._message import (
+    R_BODY,
+    R_EXTRA,
+    R_ID,
+    R_RX,
+    R_SENDER,
+    R_SKEY,
+    RX_COUNT,
+    RX_FIRST,
     SEQ_BITS,
+    X_ATTRS,
+    X_ATTRS_MD5,
     Message,
     StoredAttribute,
     _Record,
+    dedup_id_of,
+    dlq_source_arn_of,
+    first_receive_of,
+    group_id_of,
     key_time,
     md5_of_attributes,
+    receive_base_of,
+    receive_count_of,
+    sequence_number_of,
     to_value,
+    trace_header_of,
 )
 
 #: ``Message(...)`` without the named tuple's Python-level ``__new__``: half
@@ -32,16 +50,17 @@ def message_view(
 ) -> Message:
     """The Message a receive returns: only the attributes asked for."""
     system = system_attributes(rec, attribute_names) if attribute_names else {}
-    stored = rec.attributes
+    extra = rec[R_EXTRA]
+    stored = None if extra is None else extra[X_ATTRS]
     if stored and message_attribute_names:
         chosen = filter_attributes(stored, message_attribute_names)
         if chosen:
             user = {a[0]: to_value(a) for a in chosen}
             user_md5 = (
-                rec.attributes_md5 if len(chosen) == len(stored) else md5_of_attributes(chosen)
+                extra[X_ATTRS_MD5] if len(chosen) == len(stored) else md5_of_attributes(chosen)
             )
-            return new_message((rec.message_id, handle, rec.body, system, user, user_md5))
-    return new_message((rec.message_id, handle, rec.body, system, {}, None))
+            return new_message((rec[R_ID], handle, rec[R_BODY], system, user, user_md5))
+    return new_message((rec[R_ID], handle, rec[R_BODY], system, {}, None))
 
 
 #: The receive counts' texts, formatted once (most messages are received a few times).
@@ -65,8 +84,8 @@ def message_views(
         # message whose user attributes are not asked for, or that has none,
         # is its id, handle and body (message_view's answer, inline).
         return [
-            new_message((rec.message_id, handle, rec.body, {}, {}, None))
-            if rec.attributes is None or not message_attribute_names
+            new_message((rec[R_ID], handle, rec[R_BODY], {}, {}, None))
+            if rec[R_EXTRA] is None or not message_attribute_names
             else message_view(rec, handle, attribute_names, message_attribute_names)
             for rec, handle in zip(recs, handles, strict=True)
         ]
@@ -79,56 +98,55 @@ def message_views(
     sent_ms = first_ms = -1
     sent_text = first_text = ""
     for rec, handle in zip(recs, handles, strict=True):
-        if (
-            rec.attributes is not None
-            or rec.group_id is not None
-            or rec.trace_header is not None
-            or rec.dlq_source_arn is not None
-            or rec.sequence_number is not None
-            or rec.dedup_id is not None
-        ):
+        if rec[R_EXTRA] is not None:
             out.append(message_view(rec, handle, attribute_names, message_attribute_names))
             continue
         # Written again in aws/_wire.received_views, as JSON: two hot paths held
         # equal by tests/aws/test_wire_fast.py.
-        ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
+        ms = (rec[R_SKEY] >> SEQ_BITS) // 1000  # key_time, inlined
         if ms != sent_ms:
             sent_ms = ms
             sent_text = str(ms)
-        ms = rec.first_receive // 1000
+        rx = rec[R_RX]  # delivered: never None
+        ms = rx[RX_FIRST] // 1000
         if ms != first_ms:
             first_ms = ms
             first_text = str(ms)
-        count = rec.receive_base + rec.receive_count
+        count = rx[RX_COUNT]  # no extra fields: no receive base
         system = {
-            "SenderId": rec.sender_id,
+            "SenderId": rec[R_SENDER],
             "SentTimestamp": sent_text,
             "ApproximateReceiveCount": _COUNTS[count] if count < _COUNTED else str(count),
             "ApproximateFirstReceiveTimestamp": first_text,
         }
-        out.append(new_message((rec.message_id, handle, rec.body, system, {}, None)))
+        out.append(new_message((rec[R_ID], handle, rec[R_BODY], system, {}, None)))
     return out
 
 
 def system_attributes(rec: _Record, names: Sequence[str]) -> dict[str, str]:
+    sequence_number = sequence_number_of(rec)
+    dedup_id = dedup_id_of(rec)
+    group_id = group_id_of(rec)
+    trace_header = trace_header_of(rec)
+    dlq_source_arn = dlq_source_arn_of(rec)
     if "All" in names:
         # The common case, built in one go (this runs once per message received).
         out = {
-            "SenderId": rec.sender_id,
-            "SentTimestamp": str(key_time(rec.skey) // 1000),
-            "ApproximateReceiveCount": str(rec.receive_base + rec.receive_count),
-            "ApproximateFirstReceiveTimestamp": str(rec.first_receive // 1000),
+            "SenderId": rec[R_SENDER],
+            "SentTimestamp": str(key_time(rec[R_SKEY]) // 1000),
+            "ApproximateReceiveCount": str(receive_base_of(rec) + receive_count_of(rec)),
+            "ApproximateFirstReceiveTimestamp": str(first_receive_of(rec) // 1000),
         }
-        if rec.sequence_number is not None:
-            out["SequenceNumber"] = str(rec.sequence_number)
-        if rec.dedup_id is not None:
-            out["MessageDeduplicationId"] = rec.dedup_id
-        if rec.group_id is not None:
-            out["MessageGroupId"] = rec.group_id
-        if rec.trace_header is not None:
-            out["AWSTraceHeader"] = rec.trace_header
-        if rec.dlq_source_arn is not None:
-            out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+        if sequence_number is not None:
+            out["SequenceNumber"] = str(sequence_number)
+        if dedup_id is not None:
+            out["MessageDeduplicationId"] = dedup_id
+        if group_id is not None:
+            out["MessageGroupId"] = group_id
+        if trace_header is not None:
+            out["AWSTraceHeader"] = trace_header
+        if dlq_source_arn is not None:
+            out["DeadLetterQueueSourceArn"] = dlq_source_arn
         return out
     out = {}
 
@@ -136,23 +154,23 @@ def system_attributes(rec: _Record, names: Sequence[str]) -> dict[str, str]:
         return name in names
 
     if want("SenderId"):
-        out["SenderId"] = rec.sender_id
+        out["SenderId"] = rec[R_SENDER]
     if want("SentTimestamp"):
-        out["SentTimestamp"] = str(key_time(rec.skey) // 1000)
+        out["SentTimestamp"] = str(key_time(rec[R_SKEY]) // 1000)
     if want("ApproximateReceiveCount"):
-        out["ApproximateReceiveCount"] = str(rec.receive_base + rec.receive_count)
+        out["ApproximateReceiveCount"] = str(receive_base_of(rec) + receive_count_of(rec))
     if want("ApproximateFirstReceiveTimestamp"):
-        out["ApproximateFirstReceiveTimestamp"] = str(rec.first_receive // 1000)
-    if rec.sequence_number is not None and want("SequenceNumber"):
-        out["SequenceNumber"] = str(rec.sequence_number)
-    if rec.dedup_id is not None and want("MessageDeduplicationId"):
-        out["MessageDeduplicationId"] = rec.dedup_id
-    if rec.group_id is not None and want("MessageGroupId"):
-        out["MessageGroupId"] = rec.group_id
-    if rec.trace_header is not None and want("AWSTraceHeader"):
-        out["AWSTraceHeader"] = rec.trace_header
-    if rec.dlq_source_arn is not None and want("DeadLetterQueueSourceArn"):
-        out["DeadLetterQueueSourceArn"] = rec.dlq_source_arn
+        out["ApproximateFirstReceiveTimestamp"] = str(first_receive_of(rec) // 1000)
+    if sequence_number is not None and want("SequenceNumber"):
+        out["SequenceNumber"] = str(sequence_number)
+    if dedup_id is not None and want("MessageDeduplicationId"):
+        out["MessageDeduplicationId"] = dedup_id
+    if group_id is not None and want("MessageGroupId"):
+        out["MessageGroupId"] = group_id
+    if trace_header is not None and want("AWSTraceHeader"):
+        out["AWSTraceHeader"] = trace_header
+    if dlq_source_arn is not None and want("DeadLetterQueueSourceArn"):
+        out["DeadLetterQueueSourceArn"] = dlq_source_arn
     return out
 
 

@@ -72,7 +72,7 @@ def main() -> None:
             # When this id's deduplication window ends (the engine's entry,
             # restored across restarts): a later send of the same id before
             # then must get this message back.
-            expires=fifo._dedup.entries[dedup].expires / 1e6,
+            expires=fifo._dedup.entries[dedup][0] / 1e6,
         )
 
     held: list[tuple[str, str, str]] = []  # (queue, message id, handle) received in this life

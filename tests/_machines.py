@@ -37,7 +37,7 @@ from hypothesis.stateful import (
 )
 
 from sqsqueue import FifoQueue, ManualClock, Message, Queue
-from sqsqueue._message import SEQ_BITS
+from sqsqueue._message import SEQ_BITS, view
 from sqsqueue.errors import SQSError
 from tests import _mirror as mirror
 from tests._helpers import counts
@@ -87,12 +87,12 @@ def snapshot(queue: Queue | FifoQueue) -> tuple[Any, ...]:
     """Everything an operation could change, read from the engine's internals."""
     records = sorted(
         (seq, r.skey, r.vkey, r.receipt_no, r.receive_count, r.rehides, r.token)
-        for seq, r in queue._records.items()
+        for seq, r in ((seq, view(rec)) for seq, rec in queue._records.items())
     )
     state: tuple[Any, ...] = (records, queue._last_purge, repr(queue._values))
     if isinstance(queue, FifoQueue):
         state += (
-            sorted((repr(k), e.expires, e.message_id) for k, e in queue._dedup.entries.items()),
+            sorted((repr(k), e[0], e[1]) for k, e in queue._dedup.entries.items()),
             sorted((k, a.expires, repr(a.items)) for k, a in queue._attempt_ids.entries.items()),
         )
     return state
@@ -346,7 +346,7 @@ class QueueMachine(RuleBasedStateMachine):
         # deleted / expired / purged in the model and absent from the engine.
         assert len(self.message_id) == len(model.messages)
         stored = {self.message_id[m.key] for m in model.stored()}
-        engine = {r.message_id for r in queue._records.values()}
+        engine = {view(r).message_id for r in queue._records.values()}
         assert engine == stored, (
             f"engine has {sorted((self.by_id[i] for i in engine - stored), key=repr)!r} extra, "
             f"lacks {sorted((self.by_id[i] for i in stored - engine), key=repr)!r}"
@@ -355,7 +355,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert (m.fate is Fate.STORED) == (self.message_id[m.key] in engine)
         assert len(queue) == len(stored)
         # Each stored message's receive count, and visibility deadline once received.
-        for rec in queue._records.values():
+        for rec in map(view, queue._records.values()):
             m = self.by_id[rec.message_id]
             assert rec.receive_count == m.receive_count
             if m.received:

@@ -11,11 +11,10 @@ its store writes what these reports name (``sqsqueue/_durable.py``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from operator import attrgetter
 from typing import Any
 
 from sqsqueue import FifoQueue, Queue
-from sqsqueue._message import RECORD_FIELDS, _Record
+from sqsqueue._message import _Record, record_state, seq_of, show_record
 
 ARRIVE = {"sent", "dead_letter_arrived"}
 CHANGE = {"received", "visibility_changed"}
@@ -24,7 +23,7 @@ LEAVE = {"deleted", "expired", "dead_lettered", "moved", "purged", "queue_delete
 
 #: Everything the durable store keeps of a message (``_message.FIELDS``): its
 #: two keys and its declared fields, as a tuple.
-state: Callable[[_Record], tuple[Any, ...]] = attrgetter("skey", "vkey", *RECORD_FIELDS)
+state: Callable[[_Record], tuple[Any, ...]] = record_state
 
 
 class Mirror:
@@ -36,15 +35,17 @@ class Mirror:
 
     def report(self, event: str, rec: _Record, at: int, detail: Mapping[str, object]) -> None:
         self.events += 1
-        seq = rec.seq
+        seq = seq_of(rec)
         if event in ARRIVE:
-            assert seq not in self.records, f"{event}: {rec!r} already stored"
+            assert seq not in self.records, f"{event}: {show_record(rec)} already stored"
             self.records[seq] = state(rec)
         elif event in CHANGE:
-            assert seq in self.records, f"{event}: {rec!r} never arrived"
+            assert seq in self.records, f"{event}: {show_record(rec)} never arrived"
             self.records[seq] = state(rec)
         elif event in LEAVE:
-            assert self.records.pop(seq, None) is not None, f"{event}: {rec!r} never arrived"
+            assert self.records.pop(seq, None) is not None, (
+                f"{event}: {show_record(rec)} never arrived"
+            )
         elif event == "receive_attempt":
             assert self.records.get(seq) == state(rec), "an attempt names a stored message"
         else:

@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 
 from sqsqueue import Broker, SystemClock
+from sqsqueue._message import view
 from tests._crash_worker import FIFO, FIFO_DLQ, STD, STD_DLQ
 from tests._profiles import LONG
 
@@ -120,7 +121,7 @@ def verify(data_dir: Path, entries: list[dict[str, Any]]) -> dict[str, int]:
         for name in (STD, STD_DLQ, FIFO, FIFO_DLQ):
             q = broker.get_queue(name)
             q._check()
-            stored[name] = {r.message_id: r for r in q._records.values()}
+            stored[name] = {r.message_id: r for r in map(view, q._records.values())}
         home = {STD: STD_DLQ, FIFO: FIFO_DLQ}
         missing = {
             e["id"]

@@ -33,7 +33,17 @@ from sqsqueue import (
     _send,
     errors,
 )
-from sqsqueue._message import RECORD_FIELDS, BatchFailure, _Record, key_at
+from sqsqueue._message import (
+    R_BODY,
+    R_ID,
+    R_SKEY,
+    RECORD_FIELDS,
+    BatchFailure,
+    dedup_id_of,
+    group_id_of,
+    receipt_no_of,
+    view,
+)
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE
 from sqsqueue._settings import ALL
@@ -196,8 +206,8 @@ class TestRevisibleIndex:
         clock.advance(10)
         [first] = q.receive(1)  # the receive settles and surfaces all six
         assert first.body == "m0"
-        assert [r.body for r in q._lane.values()] == ["m0"] and not q._received
-        assert [r.body for r in q._revisible] == [f"m{i}" for i in range(1, 6)]
+        assert [r[R_BODY] for r in q._lane.values()] == ["m0"] and not q._received
+        assert [r[R_BODY] for r in q._revisible] == [f"m{i}" for i in range(1, 6)]
         assert [m.body for m in q.receive(10)] == [f"m{i}" for i in range(1, 6)]
         assert not q._revisible
         q._check()
@@ -211,7 +221,7 @@ class TestRevisibleIndex:
         clock.advance(1)
         q.send("c")
         assert q.receive(1)[0].body == "a"  # surfaces b as well
-        assert [r.body for r in q._revisible] == ["b"]
+        assert [r[R_BODY] for r in q._revisible] == ["b"]
         q.delete(b.receipt_handle)  # an old handle still deletes (section 8)
         assert not q._revisible
         assert counts(q) == (1, 1, 0)
@@ -235,7 +245,7 @@ def test_the_send_path_skips_check_ids_only_where_it_answers_nothing(
         expected = type(err)
     try:
         rec, _ = _send.prepare(q, "x", delay, None, None, group_id, dedup_id, batch=False)
-        got: object = (rec.group_id, rec.dedup_id)
+        got: object = (group_id_of(rec), dedup_id_of(rec))
     except errors.SQSError as err:
         got = type(err)
     assert got == expected
@@ -260,7 +270,7 @@ def twins(**options: object) -> tuple[Queue, Queue]:
 def state(q: Queue) -> tuple[object, ...]:
     """Everything a send, receive or delete could change, indexes included."""
     records = [
-        (seq, [getattr(r, name) for name in ("skey", "vkey", *RECORD_FIELDS)])
+        (seq, [getattr(view(r), name) for name in ("skey", "vkey", *RECORD_FIELDS)])
         for seq, r in q._records.items()
     ]
     tally = q._tally
@@ -270,11 +280,11 @@ def state(q: Queue) -> tuple[object, ...]:
         q._seq,
         q._oldest_seq,
         q._last_skey,
-        [r.skey for r in q._ready],
-        [r.skey for r in q._fresh],
+        [r[R_SKEY] for r in q._ready],
+        [r[R_SKEY] for r in q._fresh],
         list(q._lane),
-        [r.skey for r in q._received],
-        [r.skey for r in q._revisible],
+        [r[R_SKEY] for r in q._received],
+        [r[R_SKEY] for r in q._revisible],
         (tally.sent, tally.sent_bytes, tally.received, tally.deleted),
     )
 
@@ -447,7 +457,7 @@ def test_a_receive_builds_each_message_as_message_view(
     for names in (ALL, ("SentTimestamp",), ()):
         for user_names in (ALL, ()):
             for m in q.receive(10, attribute_names=names, message_attribute_names=user_names):
-                rec = next(r for r in q._records.values() if r.message_id == m.message_id)
+                rec = next(r for r in q._records.values() if r[R_ID] == m.message_id)
                 assert m == message_view(rec, m.receipt_handle, names, user_names)
 
 
@@ -458,14 +468,11 @@ def test_issue_all_gives_each_record_its_own_handle(receipts: list[tuple[int, in
     itemgetter for 2 to 10 of them) are those issued one by one, and each
     token is that receipt's own."""
     q = Queue("issue", clock=ManualClock(start=START), random=random.Random(3))
-    recs = [_Record(key_at(0, seq), 0, "", "b", 1, None, None, "") for seq, _ in receipts]
-    for rec, (_, receipt_no) in zip(recs, receipts, strict=True):
-        rec.receipt_no = receipt_no
-    handles = q._receipts.issue_all(recs)
-    assert type(handles) is list and len(handles) == len(recs)
-    tokens = [rec.token for rec in recs]
-    for rec, (seq, receipt_no), handle, token in zip(recs, receipts, handles, tokens, strict=True):
-        assert q._receipts.issue(rec, seq, receipt_no) == handle
+    tokens, handles = q._receipts.issue_all(receipts)
+    assert type(handles) is list and len(handles) == len(receipts)
+    assert len(tokens) == len(receipts)
+    for (seq, receipt_no), handle, token in zip(receipts, handles, tokens, strict=True):
+        assert q._receipts.issue(seq, receipt_no) == (token, handle)
         assert token == q._receipts.token(seq, receipt_no)
 
 
@@ -776,7 +783,7 @@ def test_delete_latest_finds_what_receipts_latest_finds(data: st.DataObject) -> 
     gone = latest.pop()
     for q in (fast, slow):
         q.delete(gone)
-    receipts, receipt_no = fast._receipts, fast._records[1].receipt_no
+    receipts, receipt_no = fast._receipts, receipt_no_of(fast._records[1])
     token = receipts.token(1, receipt_no, 1)
     version_1 = base64.b64encode(_HANDLE.pack(1, receipts._tag, 1, receipt_no, token)).decode()
     pool += [*older, *latest, gone, version_1, latest[0].encode()]

@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
+from sqsqueue._message import R_EXTRA, R_RX
 from sqsqueue._receipts import _HANDLE
 from tests._helpers import counts
 
@@ -305,9 +306,14 @@ class TestVersion1Handles:
         queue.send_batch(["a", "b"])
         queue.receive(10)
         handles = []
-        for seq, rec in queue._records.items():
-            rec.token = queue._receipts.token(seq, rec.receipt_no, 1)  # as a store restores it
-            handles.append(version_1(queue, seq, rec.receipt_no))
+        for seq, rec in list(queue._records.items()):
+            # As a store restores it: the record, with a version 1 token, in
+            # the place of the one issued (records are tuples, replaced whole).
+            count, receipt_no, _, first, cap, rehides = rec[R_RX]
+            token = queue._receipts.token(seq, receipt_no, 1)
+            new = (*rec[:R_RX], (count, receipt_no, token, first, cap, rehides), rec[R_EXTRA])
+            queue._records[seq] = queue._lane[seq] = new
+            handles.append(version_1(queue, seq, receipt_no))
         queue.delete(handles[0])
         assert queue.delete_batch(handles).ok
         assert len(queue) == 0

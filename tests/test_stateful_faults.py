@@ -40,7 +40,7 @@ from hypothesis.stateful import initialize, multiple, precondition, rule
 
 from sqsqueue import Faults, Queue
 from sqsqueue._faults import REORDER_WINDOW, SMALL_QUEUE
-from sqsqueue._message import SEQ_BITS
+from sqsqueue._message import SEQ_BITS, view
 from tests import _mirror as mirror
 from tests._machines import MAX_MESSAGES, RECEIVE_VT, RETENTION, START, WAIT, Handle, record, to_us
 from tests._profiles import machine_settings
@@ -124,7 +124,11 @@ class FaultsMachine(StandardMachine):
         """After an acknowledged delete of stored message ``m``: either it is gone
         (the model deletes it too) or a copy survived, untouched."""
         rec = next(
-            (r for r in self.queue._records.values() if r.message_id == self.message_id[m.key]),
+            (
+                r
+                for r in map(view, self.queue._records.values())
+                if r.message_id == self.message_id[m.key]
+            ),
             None,
         )
         if rec is None:

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, multiple, rule
 
 from sqsqueue import FifoQueue, SendEntry
-from sqsqueue._message import SEQ_BITS
+from sqsqueue._message import SEQ_BITS, view
 from tests import _mirror as mirror
 from tests._machines import (
     FAILED,
@@ -236,7 +236,7 @@ class FifoMachine(QueueMachine):
         documented visibility-change exception (see the module docstring)."""
         now = to_us(self.clock.now())
         in_flight: dict[str, list[int]] = {}
-        for _seq, rec in sorted(self.queue._records.items()):
+        for _seq, rec in sorted((s, view(r)) for s, r in self.queue._records.items()):
             if rec.receive_count and rec.vkey >> SEQ_BITS > now:
                 m = self.by_id[rec.message_id]
                 handle = self.handle_text[(m.key, rec.receipt_no)]
@@ -255,13 +255,11 @@ class FifoMachine(QueueMachine):
     def deduplication_window(self) -> None:
         """The engine remembers exactly the deduplication ids the model does."""
         model = {key: entry for key, entry in self.model.dedup.items() if self.model.now < entry[0]}
-        engine = {
-            key: e for key, e in self.queue._dedup.entries.items() if e.expires > self.model.now
-        }
+        engine = {key: e for key, e in self.queue._dedup.entries.items() if e[0] > self.model.now}
         assert set(model) == set(engine)
         for key, (expires, m) in model.items():
-            assert engine[key].expires == expires
-            assert engine[key].message_id == self.message_id[m.key]
+            assert engine[key][0] == expires  # DedupEntry: (expires, message id, number)
+            assert engine[key][1] == self.message_id[m.key]
 
 
 FifoMachine.TestCase.settings = machine_settings(max_examples=400, stateful_step_count=50)

@@ -37,8 +37,17 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from sqsqueue._message import (
+    R_BODY,
+    R_EXTRA,
+    R_ID,
+    R_RX,
+    R_SENDER,
+    R_SKEY,
+    RX_COUNT,
+    RX_FIRST,
     SEQ_BITS,
     SMALL_MD5,
+    X_ATTRS,
     BatchResult,
     Message,
     SendResult,
@@ -501,21 +510,13 @@ def received_views(
     sent_ms = first_ms = -1
     system = sent_text = first_text = ""
     for rec, handle in zip(recs, handles, strict=True):
-        if (rec.attributes and message_attribute_names) or (
-            every
-            and (
-                rec.group_id is not None
-                or rec.trace_header is not None
-                or rec.dlq_source_arn is not None
-                or rec.sequence_number is not None
-                or rec.dedup_id is not None
-            )
-        ):
+        extra = rec[R_EXTRA]
+        if extra is not None and (every or (extra[X_ATTRS] and message_attribute_names)):
             parts.append(
                 _message_json(message_view(rec, handle, attribute_names, message_attribute_names))
             )
             continue
-        body = rec.body
+        body = rec[R_BODY]
         raw = body.encode()
         digest = (
             small_md5(raw) if len(raw) <= SMALL_MD5 else hashlib.md5(raw, usedforsecurity=False)
@@ -523,18 +524,19 @@ def received_views(
         if every:
             # _views.message_views' system attributes, as _dumps writes them: two hot
             # paths held equal by tests/aws/test_wire_fast.py.
-            ms = (rec.skey >> SEQ_BITS) // 1000  # key_time, inlined
+            ms = (rec[R_SKEY] >> SEQ_BITS) // 1000  # key_time, inlined
             if ms != sent_ms:
                 sent_ms = ms
                 sent_text = str(ms)
-            ms = rec.first_receive // 1000
+            rx = rec[R_RX]  # delivered: never None
+            ms = rx[RX_FIRST] // 1000
             if ms != first_ms:
                 first_ms = ms
                 first_text = str(ms)
-            count = rec.receive_base + rec.receive_count
+            count = rx[RX_COUNT]  # no extra fields: no receive base
             system = (
                 ',"Attributes":{"SenderId":'
-                + _string(rec.sender_id)
+                + _string(rec[R_SENDER])
                 + ',"SentTimestamp":"'
                 + sent_text
                 + '","ApproximateReceiveCount":"'
@@ -544,7 +546,7 @@ def received_views(
                 + '"}'
             )
         parts.append(
-            f'{{"MessageId":"{rec.message_id}","ReceiptHandle":"{handle}",'
+            f'{{"MessageId":"{rec[R_ID]}","ReceiptHandle":"{handle}",'
             f'"MD5OfBody":"{digest}","Body":{_string(body)}{system}}}'
         )
     return [('{"Messages":[' + ",".join(parts) + "]}").encode()]

@@ -1,0 +1,164 @@
+"""Stored messages cost the cyclic garbage collector nothing (issue 35).
+
+A stored message is a tuple CPython untracks, held in blocks that are plain
+dicts of untracked tuples, which CPython untracks too; the ready lane holds
+runs of sequence numbers, not records (``sqsqueue/_store.py``,
+``docs/architecture.md``, "What the collector sees"). These tests hold the
+representation to that: after a collection no record and no settled block
+is tracked, and the number of objects the collector tracks does not grow
+with the number of messages stored, for standard and FIFO queues, in memory
+and in a durable broker (``docs/design.md`` principle 5: what a full
+collection walks is part of an operation's cost). They assert what is
+tracked, never how long anything takes: that is ``benchmarks/``'.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
+from sqsqueue._message import R_RX
+from sqsqueue._store import BLOCK
+
+START = 1_800_000_000
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(start=START)
+
+
+def fill_standard(q: Queue | FifoQueue, start: int, n: int) -> None:
+    for base in range(start, start + n, 10):
+        q.send_batch([f"message {i}" for i in range(base, base + 10)])
+
+
+def fill_fifo(q: Queue | FifoQueue, start: int, n: int, groups: int = 50) -> None:
+    for base in range(start, start + n, 10):
+        q.send_batch(
+            [
+                SendEntry(str(i), f"m{i}", group_id=f"g{i % groups}", deduplication_id=str(i))
+                for i in range(base, base + 10)
+            ]
+        )
+
+
+def tracked() -> int:
+    """How many objects the collector tracks, after a full collection."""
+    gc.collect()
+    return len(gc.get_objects())
+
+
+def assert_untracked(q: Queue | FifoQueue) -> None:
+    """After collections, no stored record and no block of them is tracked.
+
+    Two collections: a received record holds its receive state in a tuple
+    of its own, which a collection that sees both finds only after the
+    record (it reaches it through the record), so that collection untracks
+    the inner tuple and the next one the record: a received record is
+    untracked by the second young collection that sees it, before it is
+    old. A full collection untracks the blocks written to since the last one."""
+    gc.collect()
+    gc.collect()
+    assert q._records.count > 0
+    assert not any(map(gc.is_tracked, q._records.values())), "a stored record is tracked"
+    assert not any(map(gc.is_tracked, q._records.blocks.values())), "a block is tracked"
+
+
+Filler = Callable[[Queue | FifoQueue, int, int], None]
+
+
+def grows_flat(q: Queue | FifoQueue, fill: Filler) -> None:
+    """Storing 10 times more messages adds (next to) no tracked object: the
+    old representation, a tracked object per message, added 20,000."""
+    fill(q, 0, 2_000)
+    before = tracked()
+    fill(q, 2_000, 20_000)
+    after = tracked()
+    assert len(q) == 22_000
+    assert after - before < 200, f"{after - before} more tracked objects for 20,000 messages"
+
+
+class TestStandard:
+    def test_stored_messages_are_untracked(self, clock: ManualClock) -> None:
+        q = Queue("gc", clock=clock)
+        fill_standard(q, 0, 3 * BLOCK)
+        received = q.receive(10)
+        q.change_visibility(received[0].receipt_handle, 30)
+        assert_untracked(q)
+        assert all(q._records.get(i) is not None for i in range(1, 10))
+
+    def test_tracked_objects_do_not_grow_with_depth(self, clock: ManualClock) -> None:
+        grows_flat(Queue("gc", clock=clock), fill_standard)
+
+    def test_the_ready_lane_holds_runs_not_records(self, clock: ManualClock) -> None:
+        """Messages sent one after another, undelayed, are one run of
+        sequence numbers, however many there are."""
+        q = Queue("gc", clock=clock)
+        fill_standard(q, 0, 5_000)
+        q.receive(10)
+        assert len(q._ready) == 4_990 and len(q._ready.runs) == 1
+
+    def test_filled_blocks_are_settled_without_a_full_collection(self, clock: ManualClock) -> None:
+        """A block sends have filled is copied into an untracked dict once its
+        records were untracked by young collections: even the first full
+        collection after a queue grew does not walk what it stored."""
+        q = Queue("gc", clock=clock)
+        fill_standard(q, 0, 2 * BLOCK)
+        gc.collect(1)  # a young collection: it untracks the records it sees
+        fill_standard(q, 2 * BLOCK, 2 * BLOCK)
+        assert not gc.is_tracked(q._records.blocks[0])
+        assert not any(gc.is_tracked(r) for r in q._records.blocks[0].values())
+
+    def test_received_and_delayed_records_are_untracked_too(self, clock: ManualClock) -> None:
+        q = Queue("gc", clock=clock)
+        q.send_batch([SendEntry(str(i), f"d{i}", delay_seconds=60) for i in range(10)])
+        fill_standard(q, 0, 1_000)
+        for m in q.receive(10, visibility_timeout=5):
+            q.change_visibility(m.receipt_handle, 10)
+        received = [r for r in q._records.values() if r[R_RX] is not None]
+        assert len(received) == 10
+        assert_untracked(q)
+
+
+class TestFifo:
+    def test_stored_messages_are_untracked(self, clock: ManualClock) -> None:
+        q = FifoQueue("gc.fifo", clock=clock)
+        fill_fifo(q, 0, 2 * BLOCK)
+        q.receive(10)
+        assert_untracked(q)
+
+    def test_tracked_objects_do_not_grow_with_depth(self, clock: ManualClock) -> None:
+        """With a fixed number of groups; each group's chain is tracked."""
+        grows_flat(FifoQueue("gc.fifo", clock=clock), fill_fifo)
+
+
+class TestDurable:
+    @pytest.fixture
+    def broker(self, tmp_path: Path, clock: ManualClock) -> Iterator[Broker]:
+        with Broker(clock=clock, data_dir=tmp_path) as broker:
+            yield broker
+
+    def test_stored_messages_are_untracked(self, broker: Broker) -> None:
+        q = broker.create_queue("jobs")
+        fill_standard(q, 0, BLOCK)
+        f = broker.create_queue("jobs.fifo", fifo_queue=True)
+        fill_fifo(f, 0, 1_000)
+        for queue in (q, f):
+            queue.receive(10)
+            assert_untracked(queue)
+
+    def test_tracked_objects_do_not_grow_with_depth(self, broker: Broker) -> None:
+        grows_flat(broker.create_queue("jobs"), fill_standard)
+
+    def test_restored_messages_are_untracked(self, tmp_path: Path, clock: ManualClock) -> None:
+        with Broker(clock=clock, data_dir=tmp_path) as broker:
+            fill_standard(broker.create_queue("jobs"), 0, 2_000)
+        with Broker(clock=clock, data_dir=tmp_path) as broker:
+            q = broker.get_queue("jobs")
+            assert len(q) == 2_000
+            assert_untracked(q)
