@@ -31,12 +31,13 @@ that made a message receivable wakes the long polls waiting on the queue
 A message's state is derived, never stored: a record is *fresh* until its first
 receive (DELAYED while its delay runs, VISIBLE after) and *received* after (IN
 FLIGHT while its visibility timeout runs, VISIBLE after). Both kinds sit in
-indexes keyed by the time they next become receivable (``_Record.vkey``, a
+indexes keyed by the time they next become receivable (a record's ``R_VKEY``, a
 packed key: ``_message.key_at``), so the exact counts of visible, in-flight and
 delayed messages are bisections.
 
 Two lanes keep the common case off the sorted indexes (benchmarks/RESULTS.md
-§2): the *ready lane*, a deque of fresh messages sent without delay (they
+§2): the *ready lane*, the fresh messages sent without delay, as runs of
+sequence numbers (``_store.ReadyLane``; they
 arrive in key order; standard queues only), and the *in-flight lane*, an
 OrderedDict of received messages whose deadlines arrive in order (every
 receive with the same visibility timeout). A lane record whose deadline passes
@@ -640,45 +641,55 @@ class Lifecycle:
             return handles
         ready = self._ready
         runs = ready.runs
-        pairs = []
+        seqs = []
+        receipt_nos = []
         for rec in recs:
             rx = rec[R_RX]
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
             if rx is None:
-                if runs and runs[0][0] == seq:  # _remove_fresh's common case, inlined
-                    ready.discard(rec)
+                if runs and runs[0][0] == seq:
+                    # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
+                    ready.size -= 1
+                    stop = runs[0][1]
+                    if seq + 1 < stop:
+                        runs[0] = (seq + 1, stop)
+                    else:
+                        runs.popleft()
                 else:
                     self._remove_fresh(rec)
-                pairs.append((seq, 1))
+                receipt_nos.append(1)
             else:
                 self._unindex_received(rec)
-                pairs.append((seq, rx[RX_RECEIPT] + 1))
-        tokens, handles = self._receipts.issue_all(pairs)
+                receipt_nos.append(rx[RX_RECEIPT] + 1)
+            seqs.append(seq)
+        tokens, handles = self._receipts.issue_all(seqs, receipt_nos)
         lane = self._lane
         blocks = self._records.blocks
         vat = (now + visibility_us) << SEQ_BITS  # the new deadline's key, but for the seq
         cap = now + _BUDGET_US
         tail = lane[next(reversed(lane))][R_VKEY] if lane else -1
-        for i, (old, (seq, receipt_no), token) in enumerate(zip(recs, pairs, tokens, strict=True)):
-            rx = old[R_RX]
+        i = 0
+        for old, seq, token in zip(recs, seqs, tokens):  # noqa: B905 (equal lengths, made above)
+            # The record's fields, unpacked at once (R_SKEY .. R_EXTRA, in order).
+            skey, _, message_id, body, size, sender, rx, extra = old
             vkey = vat | seq  # key_at, inlined
             if rx is None:
-                extra = old[R_EXTRA]
-                first = extra[X_FIRST] if extra is not None and extra[X_FIRST] else now
-                state = (1, 1, token, first, cap, 0)
+                state = (1, 1, token, extra[X_FIRST] or now if extra else now, cap, 0)
             else:
-                state = (rx[RX_COUNT] + 1, receipt_no, token, rx[RX_FIRST], cap, rx[RX_REHIDES])
+                count, receipt_no, _, first, _, rehides = rx
+                state = (count + 1, receipt_no + 1, token, first, cap, rehides)
             rec = blocks[seq >> BLOCK_BITS][seq] = (
-                old[R_SKEY],
+                skey,
                 vkey,
-                old[R_ID],
-                old[R_BODY],
-                old[R_SIZE],
-                old[R_SENDER],
+                message_id,
+                body,
+                size,
+                sender,
                 state,
-                old[R_EXTRA],
+                extra,
             )
             recs[i] = rec
+            i += 1  # noqa: SIM113 (enumerate costs a tuple a message)
             if vkey > tail:  # after the lane's tail (or the lane is empty): O(1)
                 if not lane:
                     self._lane_min = vkey

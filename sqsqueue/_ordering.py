@@ -113,17 +113,21 @@ class StandardOrdering(Ordering):
             life._revisit(bound)  # from deadline order to send order, once each
         streams: list[Iterable[_Record]] = []
         ready = life._ready
+        fresh = life._fresh
+        revisible = life._revisible
+        faults = life._faults
+        fresh_due = fresh._len and fresh._keys[0][0] <= bound
+        if ready.size and not fresh_due and not revisible._len and not threshold and faults is None:
+            # The commonest case: the ready lane alone, nothing to dead-letter.
+            return ready.take(limit), []
         if ready.size and ready.head() is not None:  # head(): skip what left the lane
             streams.append(ready)  # every ready-lane record is receivable
-        fresh = life._fresh
-        if fresh._len and fresh._keys[0][0] <= bound:
+        if fresh_due:
             streams.append(fresh.irange_key(max_key=bound))
-        revisible = life._revisible
         if revisible._len:
             streams.append(revisible)  # every one is receivable
         if not streams:
             return [], []
-        faults = life._faults
         window = limit * REORDER_WINDOW if faults is not None and faults.reorder else limit
         if len(streams) == 1:
             if not threshold and window == limit:

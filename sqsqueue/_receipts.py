@@ -105,20 +105,21 @@ class Receipts:
         handle = _b2a(_pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False)
         return token, handle.decode("ascii")
 
-    def issue_all(self, pairs: list[tuple[int, int]]) -> tuple[list[bytes], list[str]]:
-        """:meth:`issue` for each (seq, receipt number) of ``pairs``: one call
-        for a receive's messages; their tokens and handles. Messages of one
-        block with the same receipt number (consecutive messages received for
-        the first time) share one MAC, and the handles are encoded by one
-        base64 call (36 bytes are 12 whole base64 groups, so the handles' text
-        is the concatenation of each one's). O(k)."""
+    def issue_all(self, seqs: list[int], receipt_nos: list[int]) -> tuple[list[bytes], list[str]]:
+        """:meth:`issue` for each message ``seqs[i]`` and receipt number
+        ``receipt_nos[i]``: one call for a receive's messages; their tokens and
+        handles. Messages of one block with the same receipt number
+        (consecutive messages received for the first time) share one MAC, and
+        the handles are encoded by one base64 call (36 bytes are 12 whole
+        base64 groups, so the handles' text is the concatenation of each
+        one's). O(k)."""
         base = self._block_mac
         tag = self._tag
         packed = []
         tokens = []
         last = -1
         digest = b""
-        for seq, receipt_no in pairs:
+        for seq, receipt_no in zip(seqs, receipt_nos, strict=True):
             block = ((seq >> _BLOCK_BITS) << 32) | receipt_no  # receipt numbers fit 32 bits
             if block != last:
                 last = block

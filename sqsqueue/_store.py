@@ -202,6 +202,29 @@ class ReadyLane:
             else:
                 runs.popleft()
 
+    def take(self, limit: int) -> list[_Record]:
+        """The lane's first ``limit`` records, in order, stepping the head past
+        what left the lane from the front. O(limit + what it skips)."""
+        out: list[_Record] = []
+        blocks = self.records.blocks
+        runs = self.runs
+        leading = True  # still at the head: skipped numbers leave the runs
+        for start, stop in list(runs) if len(runs) > 1 else runs:
+            for seq in range(start, stop):
+                block = blocks.get(seq >> BLOCK_BITS)
+                rec = None if block is None else block.get(seq)
+                if rec is not None and rec[R_RX] is None:
+                    leading = False
+                    out.append(rec)
+                    if len(out) == limit:
+                        return out
+                elif leading:
+                    if seq + 1 < stop:
+                        runs[0] = (seq + 1, stop)
+                    else:
+                        runs.popleft()
+        return out
+
     def __iter__(self) -> Iterator[_Record]:
         """The lane's records in order; stops early at no cost when the
         caller stops (a receive takes up to 10)."""

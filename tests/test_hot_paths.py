@@ -468,7 +468,7 @@ def test_issue_all_gives_each_record_its_own_handle(receipts: list[tuple[int, in
     itemgetter for 2 to 10 of them) are those issued one by one, and each
     token is that receipt's own."""
     q = Queue("issue", clock=ManualClock(start=START), random=random.Random(3))
-    tokens, handles = q._receipts.issue_all(receipts)
+    tokens, handles = q._receipts.issue_all([s for s, _ in receipts], [r for _, r in receipts])
     assert type(handles) is list and len(handles) == len(receipts)
     assert len(tokens) == len(receipts)
     for (seq, receipt_no), handle, token in zip(receipts, handles, tokens, strict=True):
