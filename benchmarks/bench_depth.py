@@ -55,7 +55,7 @@ from _harness import (  # noqa: E402
 )
 
 SECTION = "No stalls at depth: call latency while a queue grows to 1,000,000 (issue 35)"
-KINDS = ("standard", "fifo", "durable standard", "durable fifo")
+KINDS = ("standard", "fifo", "durable standard", "durable fifo", "endpoint")
 GROUPS = 100_000
 BUCKETS = 40  # depth buckets of the plot
 STALL_MS = 20.0  # the target: no call over 20 ms
@@ -162,6 +162,117 @@ def child(kind: str, n: int, steady: int) -> dict[str, object]:
     }
 
 
+WRK_LUA = """
+local f = io.open(os.getenv("SQSQUEUE_WRK_REQUEST"), "rb")
+local raw = f:read("*a")
+f:close()
+function request() return raw end
+"""
+
+
+def _post(url: str, target: str, payload: dict[str, object]) -> dict[str, object]:
+    import urllib.request
+
+    request = urllib.request.Request(
+        url + "/",
+        data=json.dumps(payload).encode(),
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"AmazonSQS.{target}",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        result: dict[str, object] = json.loads(answer.read() or b"{}")
+        return result
+
+
+def endpoint(tree: Path | None, port: int, seconds: int, connections: int) -> dict[str, object]:
+    """``sqsqueue serve`` (of ``tree``) in its own process, loaded by wrk with
+    SendMessage for ``seconds``: wrk's latency distribution, and the depth reached."""
+    import shutil
+    import socket
+    import threading
+
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise RuntimeError("wrk is not installed (apt-get install -y wrk)")
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sqsqueue", "serve", "--port", str(port), "--log-level", "ERROR"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    pause = threading.Event()
+    try:
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            pause.wait(0.05)  # the server is starting
+        queue_url = str(_post(url, "CreateQueue", {"QueueName": "depth"})["QueueUrl"])
+        body = json.dumps({"QueueUrl": queue_url, "MessageBody": "x" * 100}).encode()
+        raw = (
+            b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/x-amz-json-1.0\r\n"
+            b"X-Amz-Target: AmazonSQS.SendMessage\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "request.http").write_bytes(raw)
+            (Path(tmp) / "static.lua").write_text(WRK_LUA)
+            out = subprocess.run(
+                [
+                    wrk,
+                    "-t1",
+                    f"-c{connections}",
+                    f"-d{seconds}s",
+                    "--timeout",
+                    "10s",
+                    "--latency",
+                    "-s",
+                    str(Path(tmp) / "static.lua"),
+                    url + "/",
+                ],
+                env={**os.environ, "SQSQUEUE_WRK_REQUEST": str(Path(tmp) / "request.http")},
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout
+        attrs = _post(
+            url,
+            "GetQueueAttributes",
+            {"QueueUrl": queue_url, "AttributeNames": ["ApproximateNumberOfMessages"]},
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    import re
+
+    def ms(text: str) -> float:
+        number, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+        return float(number) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+    found = {q: ms(v) for q, v in re.findall(r"^\s+(50|75|90|99)%\s+(\S+)$", out, re.M)}
+    latency = re.search(r"^\s+Latency\s+(\S+)\s+(\S+)\s+(\S+)", out, re.M)
+    count = re.search(r"(\d+) requests in", out)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if latency is None or count is None or errors is not None:
+        raise RuntimeError(f"wrk said:\n{out}")
+    stored = int(str(attrs["Attributes"]["ApproximateNumberOfMessages"]))  # type: ignore[index]
+    return {
+        "requests": int(count.group(1)),
+        "stored": stored,
+        "p50": found["50"],
+        "p99": found["99"],
+        "max": ms(latency.group(3)),
+    }
+
+
 def summary(samples: list[float]) -> tuple[float, float, float]:
     """(worst, p99.9, p99) in ms of sorted samples."""
     if not samples:
@@ -219,6 +330,15 @@ def main(argv: list[str] | None = None) -> int:
     if before is not None:
         trees.insert(0, ("before", before))
     results: dict[tuple[str, str], dict[str, object]] = {}
+    served: dict[str, dict[str, object]] = {}
+    if "endpoint" in kinds:
+        kinds.remove("endpoint")
+        seconds = 5 if args.quick else 100
+        for i, (label, tree) in enumerate(trees):
+            e = served[label] = endpoint(tree, 19_324 + i, seconds, 8)
+            progress(
+                "depth", f"endpoint ({label})", f"p99 {e['p99']:.2f} ms at {e['stored']:,} stored"
+            )
     for kind in kinds:
         for label, tree in trees:
             r = results[(kind, label)] = run_child(tree, kind, n, steady)
@@ -291,6 +411,33 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {kind}: at most {BYTES_TARGET} bytes a message beyond its body "
                 f"| {verdict(float(r['bytes']) <= BYTES_TARGET)} | {r['bytes']:.0f} bytes |"  # type: ignore[arg-type]
             )
+    endpoint_rows = [
+        [
+            label,
+            f"{e['requests']:,}",
+            f"{e['stored']:,}",
+            f"{e['p50']:.2f}",
+            f"{e['p99']:.2f}",
+            f"{e['max']:.1f}",
+        ]
+        for label, e in served.items()
+    ]
+    endpoint_table = Table(
+        "The endpoint: SendMessage under wrk while the queue grows past 1,000,000",
+        "`sqsqueue serve` in its own process (its defaults: httptools, the wall clock, "
+        "the collector's default settings), one queue, wrk (one thread, 8 connections, "
+        "`--latency`) sending the same 100-byte SendMessage (anonymous, AWS JSON 1.0) "
+        "for the whole run. Latencies in ms, wrk's (corrected for coordinated omission).",
+        ("tree", "requests", "stored at the end", "p50", "p99", "worst"),
+        rows=endpoint_rows,
+    )
+    if "after" in served:
+        e = served["after"]
+        verdicts.append(
+            f"| endpoint: SendMessage p99 under 2 ms while the queue grows past 1,000,000 "
+            f"| {verdict(float(e['p99']) < 2 and int(e['stored']) > 1_000_000)} "  # type: ignore[arg-type]
+            f"| p99 {e['p99']:.2f} ms, worst {e['max']:.1f} ms, {e['stored']:,} stored |"
+        )
     plot_name = "depth_stalls.png"
     curves = {
         f"{kind} ({label})": {x: v / 1e3 for x, v in results[(kind, label)]["curve"].items()}  # type: ignore[attr-defined]
@@ -318,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
             "`--before`; after, on this tree.",
             "",
             table.markdown(level=3),
+            *([endpoint_table.markdown(level=3)] if served else []),
             "### Targets (issue 35)",
             "",
             "| target | verdict | figure |",

@@ -97,13 +97,14 @@ from sqsqueue._message import (
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE_LEN, _HANDLE_VERSION, Receipts, _a2b
 from sqsqueue._receipts import _unpack as _unpack_handle
-from sqsqueue._store import BLOCK, BLOCK_BITS, ReadyLane, Records
+from sqsqueue._store import BLOCK, BLOCK_BITS, CHUNK, ReadyLane, Records
 
 _VKEY = itemgetter(R_VKEY)
 _SKEY = itemgetter(R_SKEY)
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
 _BUDGET_US = RECEIVE_VISIBILITY_BUDGET * US
 _BLOCK_LOW = BLOCK - 1  # a sequence number's place in its block
+_LAST_IN_CHUNK = CHUNK - 1
 
 
 class Observer(Protocol):
@@ -464,14 +465,15 @@ class Lifecycle:
         ):
             # Reports, tracking orderings, keys out of order: the general path.
             drafts = [(0, 0, "", b, len(b), "", None, None) for b in bodies]
-            stored = self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
-            return [rec[R_ID] for rec in stored]
+            admitted = self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
+            return [rec[R_ID] for rec in admitted]
         vat = due << SEQ_BITS
         to_lane = self._ready_lane and due == now
         records = self._records
         blocks = records.blocks
         prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
         ids = []
+        stored: list[_Record] = []
         block = blocks.get((seq + 1) >> BLOCK_BITS)
         for body in bodies:
             # _stamp, _enqueue and _add_fresh, inlined; the keys increase.
@@ -484,18 +486,13 @@ class Lifecycle:
                     block = blocks[seq >> BLOCK_BITS] = {}
                     records.opened(seq >> BLOCK_BITS)
             block[seq] = rec
-            if not to_lane:
+            if to_lane:
+                stored.append(rec)
+            else:
                 self._fresh.add(rec)
             ids.append(message_id)
         if to_lane:
-            # ReadyLane.append of each, inlined: consecutive numbers, one run.
-            runs = ready.runs
-            if runs and runs[-1][1] == first + 1:
-                runs[-1] = (runs[-1][0], seq + 1)
-            else:
-                runs.append((first + 1, seq + 1))
-            ready.size += seq - first
-            ready.tail_vkey = vat | seq
+            ready.extend(stored)
         records.count += seq - first
         self._seq = seq
         self._last_skey = at | seq
@@ -536,11 +533,11 @@ class Lifecycle:
         records.count += 1
         if not delay_s and self._ready_lane:  # due now: the ready lane
             # ReadyLane.append, inlined.
-            runs = ready.runs
-            if runs and runs[-1][1] == seq:
-                runs[-1] = (runs[-1][0], seq + 1)
-            else:
-                runs.append((seq, seq + 1))
+            lane_tail = ready.tail
+            lane_tail.append(rec)
+            if len(lane_tail) == CHUNK:
+                ready.chunks.append(tuple(lane_tail))
+                ready.tail = []
             ready.size += 1
             ready.tail_vkey = vkey
         else:
@@ -640,21 +637,18 @@ class Lifecycle:
                 recs[i] = records[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
             return handles
         ready = self._ready
-        runs = ready.runs
+        chunks = ready.chunks
         seqs = []
         receipt_nos = []
         for rec in recs:
             rx = rec[R_RX]
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
             if rx is None:
-                if runs and runs[0][0] == seq:
+                at = ready.head_at
+                if chunks and at < _LAST_IN_CHUNK and chunks[0][at] is rec:
                     # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
                     ready.size -= 1
-                    stop = runs[0][1]
-                    if seq + 1 < stop:
-                        runs[0] = (seq + 1, stop)
-                    else:
-                        runs.popleft()
+                    ready.head_at = at + 1
                 else:
                     self._remove_fresh(rec)
                 receipt_nos.append(1)

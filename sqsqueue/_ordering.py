@@ -118,7 +118,7 @@ class StandardOrdering(Ordering):
         faults = life._faults
         fresh_due = fresh._len and fresh._keys[0][0] <= bound
         if ready.size and not fresh_due and not revisible._len and not threshold and faults is None:
-            # The commonest case: the ready lane alone, nothing to dead-letter.
+            # The commonest case: the ready lane alone, nothing to dead-letter (in slices).
             return ready.take(limit), []
         if ready.size and ready.head() is not None:  # head(): skip what left the lane
             streams.append(ready)  # every ready-lane record is receivable

@@ -20,9 +20,9 @@ message hold them where the collector does not look:
   which makes a dict the collector never tracks, so even the first full
   collection after a queue grew does not walk what it stored.
 * :class:`ReadyLane`, the never-received messages sent without delay, in key
-  order, is a deque of *runs* of sequence numbers ``(start, stop)``, not of
-  records: a queue of messages sent one after another is one run, whatever
-  its depth.
+  order, is a deque of *chunks*: tuples of 64 records, which the collector
+  untracks as it does the records, so a deque of a million messages holds
+  some 16,000 references, not a million.
 
 In-flight messages (the lifecycle's lane and received index) and delayed
 ones (its sorted index) are held by ordinary tracked containers: they are
@@ -38,11 +38,13 @@ import gc
 from collections import deque
 from collections.abc import Iterator
 
-from sqsqueue._message import R_RX, R_SKEY, R_VKEY, SEQ_MASK, _Record
+from sqsqueue._message import R_SKEY, R_VKEY, SEQ_MASK, _Record
 
 #: A block holds the records of ``1 << BLOCK_BITS`` consecutive sequence numbers.
 BLOCK_BITS = 12
 BLOCK = 1 << BLOCK_BITS
+#: The ready lane's records per chunk.
+CHUNK = 64
 
 
 class Records:
@@ -135,22 +137,32 @@ class Records:
 
 class ReadyLane:
     """The lifecycle's ready lane: the never-received messages sent without
-    delay, in key order, as runs of sequence numbers (see the module
-    docstring). A sequence number in a run is in the lane while its record is
-    stored and never received: a record leaves the lane only by being
-    received or dropped, so taking it out of the lane is counting it out
-    (:meth:`discard`), and the runs skip it when next read. O(1) per append
-    and per removal from the head; reading skips what left from further in
-    (a reordering fault's receives, a console delete), each once from the head."""
+    delay, in key order (see the module docstring), as full *chunks*, tuples
+    of ``CHUNK`` records the collector untracks like the records in them, and
+    a ``tail`` list that fills the next one. The lane's first record is
+    ``head_at`` into the first chunk (or the tail).
 
-    __slots__ = ("records", "runs", "size", "tail_vkey")
+    A record leaves the lane by being received or dropped, so its record
+    changes or goes: one taken from the head moves ``head_at`` on; one taken
+    from further in (a reordering fault's receives, a console delete,
+    retention) stays where it is, counted in ``holes``, and is skipped when
+    reads reach it (a lane record is live while it is its sequence number's
+    stored record). Appending and taking from the head are O(1); reading k
+    records is O(k) in slices while there are no holes, O(k + holes passed)
+    else."""
+
+    __slots__ = ("chunks", "head_at", "holes", "records", "size", "tail", "tail_vkey")
 
     def __init__(self, records: Records) -> None:
         self.records = records
-        #: ``(start, stop)``: the sequence numbers start..stop-1, in order.
-        self.runs: deque[tuple[int, int]] = deque()
+        self.chunks: deque[tuple[_Record, ...]] = deque()
+        self.tail: list[_Record] = []
+        #: Where the lane's first record is in the first chunk (or the tail).
+        self.head_at = 0
         #: How many records are in the lane.
         self.size = 0
+        #: Records that left from further in than the head, still in place.
+        self.holes = 0
         #: The key of the last record appended: a new one joins the lane only
         #: after it (the lane stays in key order).
         self.tail_vkey = -1
@@ -162,81 +174,107 @@ class ReadyLane:
         return self.size > 0
 
     def append(self, rec: _Record) -> None:
-        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        runs = self.runs
-        if runs and runs[-1][1] == seq:
-            runs[-1] = (runs[-1][0], seq + 1)
-        else:
-            runs.append((seq, seq + 1))
+        tail = self.tail
+        tail.append(rec)
+        if len(tail) == CHUNK:
+            self.chunks.append(tuple(tail))
+            self.tail = []
         self.tail_vkey = rec[R_VKEY]
         self.size += 1
 
+    def extend(self, recs: list[_Record]) -> None:
+        """:meth:`append` of each of ``recs`` (in key order, after the lane's)."""
+        tail = self.tail
+        tail += recs
+        if len(tail) >= CHUNK:
+            chunks = self.chunks
+            for i in range(0, len(tail) - CHUNK + 1, CHUNK):
+                chunks.append(tuple(tail[i : i + CHUNK]))
+            self.tail = tail[len(tail) - len(tail) % CHUNK :]
+        self.tail_vkey = recs[-1][R_VKEY]
+        self.size += len(recs)
+
+    def _live(self, rec: _Record) -> bool:
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+        block = self.records.blocks.get(seq >> BLOCK_BITS)
+        return block is not None and block.get(seq) is rec
+
+    def _step(self) -> None:
+        """Move the head past its record."""
+        self.head_at += 1
+        chunks = self.chunks
+        if chunks:
+            if self.head_at == CHUNK:
+                chunks.popleft()
+                self.head_at = 0
+        elif self.head_at == len(self.tail):
+            self.tail.clear()
+            self.head_at = 0
+
     def head(self) -> _Record | None:
-        """The lane's first record (the runs' first live one). Amortised O(1)."""
-        runs = self.runs
-        blocks = self.records.blocks
-        while runs:
-            start, stop = runs[0]
-            block = blocks.get(start >> BLOCK_BITS)
-            rec = None if block is None else block.get(start)
-            if rec is not None and rec[R_RX] is None:
+        """The lane's first record, stepping past holes. Amortised O(1)."""
+        while self.size:
+            first = self.chunks[0] if self.chunks else self.tail
+            rec = first[self.head_at]
+            if not self.holes or self._live(rec):
                 return rec
-            if start + 1 < stop:
-                runs[0] = (start + 1, stop)
-            else:
-                runs.popleft()
+            self.holes -= 1
+            self._step()
         return None
 
     def discard(self, rec: _Record) -> None:
         """``rec``, a lane record, leaves the lane (received or dropped: the
-        caller changes or drops its record). O(1)."""
+        caller changes or drops its record after). O(1)."""
         self.size -= 1
-        runs = self.runs
         if self.size == 0:
-            runs.clear()
+            self.chunks.clear()
+            self.tail.clear()
+            self.head_at = self.holes = 0
             return
-        start, stop = runs[0]
-        if start == rec[R_SKEY] & SEQ_MASK:  # the head: step past it
-            if start + 1 < stop:
-                runs[0] = (start + 1, stop)
-            else:
-                runs.popleft()
+        first = self.chunks[0] if self.chunks else self.tail
+        if first[self.head_at] is rec:
+            self._step()
+        else:
+            self.holes += 1
 
     def take(self, limit: int) -> list[_Record]:
-        """The lane's first ``limit`` records, in order, stepping the head past
-        what left the lane from the front. O(limit + what it skips)."""
-        out: list[_Record] = []
-        blocks = self.records.blocks
-        runs = self.runs
-        leading = True  # still at the head: skipped numbers leave the runs
-        for start, stop in list(runs) if len(runs) > 1 else runs:
-            for seq in range(start, stop):
-                block = blocks.get(seq >> BLOCK_BITS)
-                rec = None if block is None else block.get(seq)
-                if rec is not None and rec[R_RX] is None:
-                    leading = False
-                    out.append(rec)
-                    if len(out) == limit:
-                        return out
-                elif leading:
-                    if seq + 1 < stop:
-                        runs[0] = (seq + 1, stop)
-                    else:
-                        runs.popleft()
+        """The lane's first ``limit`` records, in order. O(limit) in slices
+        without holes, O(limit + holes passed) with."""
+        if self.holes:
+            out = []
+            for rec in self:
+                out.append(rec)
+                if len(out) == limit:
+                    break
+            return out
+        at = self.head_at
+        chunks = self.chunks
+        if not chunks:
+            return self.tail[at : at + limit]
+        out = list(chunks[0][at : at + limit])
+        i = 1
+        while len(out) < limit and i < len(chunks):
+            out += chunks[i][: limit - len(out)]
+            i += 1
+        if len(out) < limit:
+            out += self.tail[: limit - len(out)]
         return out
 
     def __iter__(self) -> Iterator[_Record]:
-        """The lane's records in order; stops early at no cost when the
-        caller stops (a receive takes up to 10)."""
-        blocks = self.records.blocks
-        for start, stop in list(self.runs):
-            for seq in range(start, stop):
-                block = blocks.get(seq >> BLOCK_BITS)
-                rec = None if block is None else block.get(seq)
-                if rec is not None and rec[R_RX] is None:
+        """The lane's records in order, from the head (skipping holes); stops
+        early at no cost when the caller stops."""
+        if self.size and self.holes:
+            self.head()
+        at = self.head_at
+        holes = self.holes
+        for part in (*self.chunks, self.tail) if self.chunks else (self.tail,):
+            for rec in part[at:] if at else part:
+                if not holes or self._live(rec):
                     yield rec
+            at = 0
 
     def clear(self) -> None:
-        self.runs.clear()
-        self.size = 0
+        self.chunks.clear()
+        self.tail = []
+        self.head_at = self.size = self.holes = 0
         self.tail_vkey = -1

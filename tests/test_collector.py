@@ -2,7 +2,7 @@
 
 A stored message is a tuple CPython untracks, held in blocks that are plain
 dicts of untracked tuples, which CPython untracks too; the ready lane holds
-runs of sequence numbers, not records (``sqsqueue/_store.py``,
+tuples of records (``sqsqueue/_store.py``,
 ``docs/architecture.md``, "What the collector sees"). These tests hold the
 representation to that: after a collection no record and no settled block
 is tracked, and the number of objects the collector tracks does not grow
@@ -22,7 +22,7 @@ import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
 from sqsqueue._message import R_RX
-from sqsqueue._store import BLOCK
+from sqsqueue._store import BLOCK, CHUNK
 
 START = 1_800_000_000
 
@@ -95,13 +95,19 @@ class TestStandard:
     def test_tracked_objects_do_not_grow_with_depth(self, clock: ManualClock) -> None:
         grows_flat(Queue("gc", clock=clock), fill_standard)
 
-    def test_the_ready_lane_holds_runs_not_records(self, clock: ManualClock) -> None:
-        """Messages sent one after another, undelayed, are one run of
-        sequence numbers, however many there are."""
+    def test_the_ready_lane_holds_chunks_the_collector_untracks(self, clock: ManualClock) -> None:
+        """The ready lane holds its records in tuples of CHUNK (untracked once
+        their records are), and a list of fewer: a tracked deque of a few
+        references, not one per message."""
         q = Queue("gc", clock=clock)
         fill_standard(q, 0, 5_000)
         q.receive(10)
-        assert len(q._ready) == 4_990 and len(q._ready.runs) == 1
+        gc.collect()
+        gc.collect()
+        ready = q._ready
+        assert len(ready) == 4_990 and len(ready.chunks) == 5_000 // CHUNK
+        assert len(ready.tail) == 5_000 % CHUNK
+        assert not any(map(gc.is_tracked, ready.chunks))
 
     def test_filled_blocks_are_settled_without_a_full_collection(self, clock: ManualClock) -> None:
         """A block sends have filled is copied into an untracked dict once its
