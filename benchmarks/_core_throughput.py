@@ -520,8 +520,8 @@ def primitives_table(qq: float, batched_us: float) -> tuple[Table, float]:
             ),
         ),
         (
-            "the stored record (a tuple of 8)",
-            lambda: (rng.getrandbits(1), 0, "", BODY, 100, "", None, None),
+            "the stored record (a tuple of 13)",
+            lambda: (rng.getrandbits(1), 0, "", BODY, 100, "", 0, 0, None, 0, 0, 0, None),
         ),
         (
             "the system attributes a receive returns (4 strings)",

@@ -22,9 +22,8 @@ from sqsqueue._message import (
     R_BODY,
     R_EXTRA,
     R_ID,
-    R_RX,
-    RX_RECEIPT,
-    RX_REHIDES,
+    R_RECEIPT,
+    R_REHIDES,
     X_ATTRS_MD5,
     X_DEDUP,
     X_SEQNO,
@@ -122,7 +121,7 @@ class _Attempts(_Window):
     ) -> None:
         if not records:
             return  # nothing to replay: a retry is simply a new receive
-        items = [(seq_of(r), r[R_RX][RX_RECEIPT], r[R_RX][RX_REHIDES]) for r in records]
+        items = [(seq_of(r), r[R_RECEIPT], r[R_REHIDES]) for r in records]
         expires = now + DEDUP_WINDOW * US
         self.add(attempt_id, Attempt(expires, items, handles), expires)
         queue = self._queue

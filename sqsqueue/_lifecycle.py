@@ -73,21 +73,17 @@ from sqsqueue._faults import Faults
 from sqsqueue._limits import RECEIVE_VISIBILITY_BUDGET, US
 from sqsqueue._message import (
     R_BODY,
+    R_COUNT,
     R_EXTRA,
     R_ID,
-    R_RX,
-    R_SENDER,
+    R_RECEIPT,
+    R_REHIDES,
     R_SIZE,
     R_SKEY,
+    R_TOKEN,
     R_VKEY,
-    RX_COUNT,
-    RX_FIRST,
-    RX_RECEIPT,
-    RX_REHIDES,
-    RX_TOKEN,
     SEQ_BITS,
     SEQ_MASK,
-    X_FIRST,
     HistoryEvent,
     _Record,
     key_at,
@@ -340,7 +336,7 @@ class Lifecycle:
                 self._last_skey = skey
             else:
                 self._out_of_order.add(skey)
-            if rec[R_RX] is None:
+            if not rec[R_COUNT]:
                 self._add_fresh(rec)
                 if tracks:
                     ordering.linked(rec)
@@ -377,8 +373,7 @@ class Lifecycle:
             rec[R_BODY],
             rec[R_SIZE],
             sender_id,
-            None,
-            rec[R_EXTRA],
+            *rec[R_COUNT:],  # a draft's: never received; and its extra fields
         )
 
     def _admit(
@@ -421,8 +416,7 @@ class Lifecycle:
                 d[R_BODY],
                 size,
                 sender_id,
-                None,
-                d[R_EXTRA],
+                *d[R_COUNT:],  # a draft's: never received; and its extra fields
             )
             block = blocks.get(seq >> BLOCK_BITS)
             if block is None:
@@ -464,7 +458,7 @@ class Lifecycle:
             or (ready.size and ready.tail_vkey >= (due << SEQ_BITS) | (seq + 1))
         ):
             # Reports, tracking orderings, keys out of order: the general path.
-            drafts = [(0, 0, "", b, len(b), "", None, None) for b in bodies]
+            drafts = [(0, 0, "", b, len(b), "", 0, 0, None, 0, 0, 0, None) for b in bodies]
             admitted = self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
             return [rec[R_ID] for rec in admitted]
         vat = due << SEQ_BITS
@@ -479,7 +473,22 @@ class Lifecycle:
             # _stamp, _enqueue and _add_fresh, inlined; the keys increase.
             seq += 1
             message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()
-            rec = (at | seq, vat | seq, message_id, body, len(body), sender_id, None, None)
+            # Never received, no extra fields: the receive state's zeros, then None.
+            rec = (
+                at | seq,
+                vat | seq,
+                message_id,
+                body,
+                len(body),
+                sender_id,
+                0,
+                0,
+                None,
+                0,
+                0,
+                0,
+                None,
+            )
             if block is None or not seq & _BLOCK_LOW:  # a new block begins
                 block = blocks.get(seq >> BLOCK_BITS)
                 if block is None:
@@ -523,7 +532,8 @@ class Lifecycle:
         self._last_skey = skey
         tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
         message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
-        rec = (skey, vkey, message_id, body, len(body), sender_id, None, None)
+        # Never received, no extra fields: the receive state's zeros, then None.
+        rec = (skey, vkey, message_id, body, len(body), sender_id, 0, 0, None, 0, 0, 0, None)
         records = self._records
         block = records.blocks.get(seq >> BLOCK_BITS)
         if block is None:
@@ -580,31 +590,32 @@ class Lifecycle:
         # Runs once per message received, so locals stand in for repeated
         # attribute reads, and the key arithmetic is inlined (key_at).
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        rx = rec[R_RX]
-        was_fresh = rx is None
-        if rx is None:
+        skey, _, message_id, body, size, sender, count, receipt_no, _, first, _, rehides, extra = (
+            rec
+        )
+        was_fresh = not count
+        if was_fresh:
             self._remove_fresh(rec)
-            extra = rec[R_EXTRA]
-            first = extra[X_FIRST] if extra is not None and extra[X_FIRST] else now
-            count = receipt_no = 1
-            rehides = 0
         else:
             self._unindex_received(rec)
-            first = rx[RX_FIRST]
-            count = rx[RX_COUNT] + 1
-            receipt_no = rx[RX_RECEIPT] + 1
-            rehides = rx[RX_REHIDES]
+        count += 1
+        receipt_no += 1
         vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
         token, handle = self._receipts.issue(seq, receipt_no)
         rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
-            rec[R_SKEY],
+            skey,
             vkey,
-            rec[R_ID],
-            rec[R_BODY],
-            rec[R_SIZE],
-            rec[R_SENDER],
-            (count, receipt_no, token, first, now + _BUDGET_US, rehides),
-            rec[R_EXTRA],
+            message_id,
+            body,
+            size,
+            sender,
+            count,
+            receipt_no,
+            token,
+            first or now,  # a dead letter keeps its first receive
+            now + _BUDGET_US,
+            rehides,
+            extra,
         )
         lane = self._lane
         if not lane:
@@ -641,9 +652,9 @@ class Lifecycle:
         seqs = []
         receipt_nos = []
         for rec in recs:
-            rx = rec[R_RX]
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-            if rx is None:
+            count = rec[R_COUNT]
+            if not count:
                 at = ready.head_at
                 if chunks and at < _LAST_IN_CHUNK and chunks[0][at] is rec:
                     # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
@@ -651,10 +662,9 @@ class Lifecycle:
                     ready.head_at = at + 1
                 else:
                     self._remove_fresh(rec)
-                receipt_nos.append(1)
             else:
                 self._unindex_received(rec)
-                receipt_nos.append(rx[RX_RECEIPT] + 1)
+            receipt_nos.append(rec[R_RECEIPT] + 1)
             seqs.append(seq)
         tokens, handles = self._receipts.issue_all(seqs, receipt_nos)
         lane = self._lane
@@ -665,13 +675,22 @@ class Lifecycle:
         i = 0
         for old, seq, token in zip(recs, seqs, tokens):  # noqa: B905 (equal lengths, made above)
             # The record's fields, unpacked at once (R_SKEY .. R_EXTRA, in order).
-            skey, _, message_id, body, size, sender, rx, extra = old
+            (
+                skey,
+                _,
+                message_id,
+                body,
+                size,
+                sender,
+                count,
+                receipt_no,
+                _,
+                first,
+                _,
+                rehides,
+                extra,
+            ) = old
             vkey = vat | seq  # key_at, inlined
-            if rx is None:
-                state = (1, 1, token, extra[X_FIRST] or now if extra else now, cap, 0)
-            else:
-                count, receipt_no, _, first, _, rehides = rx
-                state = (count + 1, receipt_no + 1, token, first, cap, rehides)
             rec = blocks[seq >> BLOCK_BITS][seq] = (
                 skey,
                 vkey,
@@ -679,7 +698,12 @@ class Lifecycle:
                 body,
                 size,
                 sender,
-                state,
+                count + 1,
+                receipt_no + 1,
+                token,
+                first or now,  # a dead letter keeps its first receive
+                cap,
+                rehides,
                 extra,
             )
             recs[i] = rec
@@ -700,12 +724,11 @@ class Lifecycle:
         if due <= now). Returns the record as it is now."""
         self._unindex_received(rec)
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        count, receipt_no, token, first, cap, rehides = rec[R_RX]
         rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
-            *rec[:R_VKEY],
+            rec[R_SKEY],
             key_at(due, seq),
-            *rec[R_VKEY + 1 : R_RX],
-            (count, receipt_no, token, first, cap, rehides + 1),
+            *rec[R_ID:R_REHIDES],
+            rec[R_REHIDES] + 1,
             rec[R_EXTRA],
         )
         # A changed deadline goes to the sorted index: the lane is for the
@@ -734,7 +757,7 @@ class Lifecycle:
         # ``_len``: a SortedList's length without its Python-level __len__.
         if self._out_of_order._len and skey in self._out_of_order:
             self._out_of_order.remove(skey)
-        if rec[R_RX] is None:
+        if not rec[R_COUNT]:
             self._remove_fresh(rec)
         elif self._lane.pop(seq, None) is None:  # _unindex_received's common case, inlined
             self._unindex_received(rec)
@@ -765,10 +788,9 @@ class Lifecycle:
             rec is None
             or version != _HANDLE_VERSION  # version 1: see Receipts.verify
             or tag != self._receipts._tag
-            or (rx := rec[R_RX]) is None
-            or receipt_no != rx[RX_RECEIPT]
-            or rx[RX_TOKEN] is None
-            or not compare_digest(rx[RX_TOKEN], token)
+            or receipt_no != rec[R_RECEIPT]
+            or rec[R_TOKEN] is None
+            or not compare_digest(rec[R_TOKEN], token)
         ):
             return False
         tally = self._tally
@@ -816,7 +838,7 @@ class Lifecycle:
                 del blocks[seq >> BLOCK_BITS]
             if seq == self._oldest_seq:
                 self._oldest_seq = seq + 1
-            if rec[R_RX] is None:
+            if not rec[R_COUNT]:
                 self._remove_fresh(rec)
             elif pop(seq, None) is None:  # _unindex_received's common case, inlined
                 self._unindex_received(rec)
@@ -1041,14 +1063,13 @@ def check_indexes(life: Lifecycle) -> None:
             seq = rec[R_SKEY] & mask
             assert records.get(seq) is rec and rec[R_VKEY] & mask == seq and seq <= last_seq
             assert seq >= oldest_seq or seq in odd
-            assert type(rec) is tuple and len(rec) == 8, "a record is a plain tuple"
-            rx = rec[R_RX]
+            assert type(rec) is tuple and len(rec) == 13, "a record is a plain tuple"
             if fresh:
-                assert rx is None
+                assert rec[R_COUNT] == 0 and rec[R_TOKEN] is None and rec[R_RECEIPT] == 0
                 assert not ready or rec[R_VKEY] >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS
             else:
-                assert type(rx) is tuple and rx[RX_COUNT] > 0 and rx[RX_TOKEN] is not None
-                assert rx[RX_RECEIPT] == rx[RX_COUNT]
+                assert rec[R_COUNT] > 0 and rec[R_TOKEN] is not None
+                assert rec[R_RECEIPT] == rec[R_COUNT]
             add(seq)
             total += 1
     assert len(seen) == total == len(records)

@@ -241,8 +241,8 @@ RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
 # (the FIFO ordering's chains name records by sequence number, not by
 # reference to anything the record holds).
 #
-# The eight fields, by index (every hot path reads them as ``rec[R_...]``,
-# with these constants: ``rec[1]`` would be no faster and unreadable):
+# The fields, by index (every hot path reads them as ``rec[R_...]``, with
+# these constants: ``rec[1]`` would be no faster and unreadable):
 #
 # * ``R_SKEY``: ``key_at(enqueue time, seq)`` (retention counts from it).
 # * ``R_VKEY``: ``key_at(t, seq)`` where t is when the message becomes
@@ -250,27 +250,42 @@ RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
 #   its visibility timeout after.
 # * ``R_ID``, ``R_BODY``, ``R_SIZE``, ``R_SENDER``: message id, body, size
 #   counted against MaximumMessageSize, SenderId.
-# * ``R_RX``: None until the first receive (the state a test or a check
-#   reads as "fresh"), then the receive state, a tuple indexed by ``RX_...``:
-#   (receive_count, receipt_no, token, first_receive, receive_cap, rehides).
+# * ``R_COUNT``, ``R_RECEIPT``, ``R_TOKEN``, ``R_FIRST``, ``R_CAP``,
+#   ``R_REHIDES``: the receive state: receive count (0: never received,
+#   the state checks call "fresh"), latest receipt number and its token
+#   (None before the first receive), first receive time (a dead letter
+#   keeps its source's), the 12-hour visibility cap, visibility changes.
 # * ``R_EXTRA``: None for a plain message (the common case: no attributes,
 #   trace header, group or dead-letter past), else a tuple indexed by
 #   ``X_...``: (attributes, attributes_md5, trace_header, group_id, dedup_id,
-#   sequence_number, receive_base, first_receive, dlq_source_arn); its
-#   ``first_receive`` is a dead letter's, kept until its first receive here.
+#   sequence_number, receive_base, dlq_source_arn).
 #
-# Folding the receive state and the rare fields into optional tuples keeps a
-# never-received plain message at 8 items (104 bytes) where the slotted
-# class took 200.
-R_SKEY, R_VKEY, R_ID, R_BODY, R_SIZE, R_SENDER, R_RX, R_EXTRA = range(8)
-RX_COUNT, RX_RECEIPT, RX_TOKEN, RX_FIRST, RX_CAP, RX_REHIDES = range(6)
-X_ATTRS, X_ATTRS_MD5, X_TRACE, X_GROUP, X_DEDUP, X_SEQNO, X_BASE, X_FIRST, X_DLQ_ARN = range(9)
+# Folding the rare fields into one optional tuple keeps a plain message at 13
+# items (144 bytes) where the slotted class took 200; the receive state is
+# flat, so a receive builds one tuple, and a collection untracks a plain
+# record the first time it sees it.
+(
+    R_SKEY,
+    R_VKEY,
+    R_ID,
+    R_BODY,
+    R_SIZE,
+    R_SENDER,
+    R_COUNT,
+    R_RECEIPT,
+    R_TOKEN,
+    R_FIRST,
+    R_CAP,
+    R_REHIDES,
+    R_EXTRA,
+) = range(13)
+X_ATTRS, X_ATTRS_MD5, X_TRACE, X_GROUP, X_DEDUP, X_SEQNO, X_BASE, X_DLQ_ARN = range(8)
 
 #: A stored message (see above): a tuple of atoms and atom tuples.
 _Record = tuple[Any, ...]
 
 #: The extra fields of a message that has none.
-_NO_EXTRA = (None, None, None, None, None, None, 0, 0, None)
+_NO_EXTRA = (None, None, None, None, None, None, 0, None)
 
 
 def make_extra(
@@ -281,7 +296,6 @@ def make_extra(
     dedup_id: str | None = None,
     sequence_number: int | None = None,
     receive_base: int = 0,
-    first_receive: int = 0,
     dlq_source_arn: str | None = None,
 ) -> tuple[Any, ...] | None:
     """A record's ``R_EXTRA``: None when every field is unset."""
@@ -293,7 +307,6 @@ def make_extra(
         dedup_id,
         sequence_number,
         receive_base,
-        first_receive,
         dlq_source_arn,
     )
     return None if extra == _NO_EXTRA else extra
@@ -303,26 +316,6 @@ def extra_of(rec: _Record) -> tuple[Any, ...]:
     """``rec``'s extra fields, the defaults when it has none."""
     extra: tuple[Any, ...] | None = rec[R_EXTRA]
     return _NO_EXTRA if extra is None else extra
-
-
-def with_extra(rec: _Record, **changes: Any) -> _Record:
-    """``rec`` with some of its extra fields (``make_extra``'s names) changed."""
-    x = dict(zip(_EXTRA_NAMES, extra_of(rec), strict=True))
-    x.update(changes)
-    return (*rec[:R_EXTRA], make_extra(**x))
-
-
-_EXTRA_NAMES = (
-    "attributes",
-    "attributes_md5",
-    "trace_header",
-    "group_id",
-    "dedup_id",
-    "sequence_number",
-    "receive_base",
-    "first_receive",
-    "dlq_source_arn",
-)
 
 
 # Readers for the paths that are not hot (the hot ones index the tuple).
@@ -360,7 +353,8 @@ def sequence_number_of(rec: _Record) -> int | None:
 
 def receive_base_of(rec: _Record) -> int:
     extra = rec[R_EXTRA]
-    return 0 if extra is None else extra[X_BASE]
+    base: int = 0 if extra is None else extra[X_BASE]
+    return base
 
 
 def dlq_source_arn_of(rec: _Record) -> str | None:
@@ -369,39 +363,35 @@ def dlq_source_arn_of(rec: _Record) -> str | None:
 
 
 def receive_count_of(rec: _Record) -> int:
-    rx = rec[R_RX]
-    return 0 if rx is None else rx[RX_COUNT]
+    count: int = rec[R_COUNT]
+    return count
 
 
 def receipt_no_of(rec: _Record) -> int:
-    rx = rec[R_RX]
-    return 0 if rx is None else rx[RX_RECEIPT]
+    receipt_no: int = rec[R_RECEIPT]
+    return receipt_no
 
 
 def token_of(rec: _Record) -> bytes | None:
-    rx = rec[R_RX]
-    return None if rx is None else rx[RX_TOKEN]
+    token: bytes | None = rec[R_TOKEN]
+    return token
 
 
 def first_receive_of(rec: _Record) -> int:
     """When ``rec`` was first received (here, or, for a dead letter not yet
     received here, in the queue it came from); 0 if never."""
-    rx = rec[R_RX]
-    if rx is not None:
-        first: int = rx[RX_FIRST]
-        return first
-    extra = rec[R_EXTRA]
-    return 0 if extra is None else extra[X_FIRST]
+    first: int = rec[R_FIRST]
+    return first
 
 
 def receive_cap_of(rec: _Record) -> int:
-    rx = rec[R_RX]
-    return 0 if rx is None else rx[RX_CAP]
+    cap: int = rec[R_CAP]
+    return cap
 
 
 def rehides_of(rec: _Record) -> int:
-    rx = rec[R_RX]
-    return 0 if rx is None else rx[RX_REHIDES]
+    rehides: int = rec[R_REHIDES]
+    return rehides
 
 
 def seq_of(rec: _Record) -> int:
@@ -413,13 +403,6 @@ def record_fields(rec: _Record) -> tuple[Any, ...]:
     """The fields of :data:`RECORD_FIELDS` of ``rec``, in that order (a test
     holds the two together). O(1)."""
     x = rec[R_EXTRA] or _NO_EXTRA
-    rx = rec[R_RX]
-    if rx is None:
-        count = receipt_no = cap = rehides = 0
-        token = None
-        first = x[X_FIRST]
-    else:
-        count, receipt_no, token, first, cap, rehides = rx
     return (
         rec[R_ID],
         rec[R_BODY],
@@ -427,13 +410,13 @@ def record_fields(rec: _Record) -> tuple[Any, ...]:
         x[X_ATTRS],
         x[X_ATTRS_MD5],
         rec[R_SENDER],
-        count,
+        rec[R_COUNT],
         x[X_BASE],
-        first,
-        receipt_no,
-        cap,
-        rehides,
-        token,
+        rec[R_FIRST],
+        rec[R_RECEIPT],
+        rec[R_CAP],
+        rec[R_REHIDES],
+        rec[R_TOKEN],
         x[X_GROUP],
         x[X_DEDUP],
         x[X_SEQNO],
@@ -500,19 +483,6 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
     """The record with keys ``skey``, ``vkey`` and the named fields of
     :data:`RECORD_FIELDS` (the rest take their defaults): the durable
     store's restore, a dead letter's arrival. Not for the send path."""
-    count = fields.get("receive_count", 0)
-    first = fields.get("first_receive", 0)
-    if count:
-        rx: tuple[Any, ...] | None = (
-            count,
-            fields.get("receipt_no", 0),
-            fields.get("token"),
-            first,
-            fields.get("receive_cap", 0),
-            fields.get("rehides", 0),
-        )
-    else:
-        rx = None
     extra = make_extra(
         fields.get("attributes"),
         fields.get("attributes_md5"),
@@ -521,7 +491,6 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields.get("dedup_id"),
         fields.get("sequence_number"),
         fields.get("receive_base", 0),
-        0 if count else first,
         fields.get("dlq_source_arn"),
     )
     return (
@@ -531,7 +500,12 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields["body"],
         fields["size"],
         fields.get("sender_id", ""),
-        rx,
+        fields.get("receive_count", 0),
+        fields.get("receipt_no", 0),
+        fields.get("token"),
+        fields.get("first_receive", 0),
+        fields.get("receive_cap", 0),
+        fields.get("rehides", 0),
         extra,
     )
 
@@ -563,9 +537,9 @@ def draft(
         and group_id is None
         and dedup_id is None
     ):
-        return (0, 0, "", body, size, "", None, None)
-    extra = (attributes, attributes_md5, trace_header, group_id, dedup_id, None, 0, 0, None)
-    return (0, 0, "", body, size, "", None, extra)
+        return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, None)
+    extra = (attributes, attributes_md5, trace_header, group_id, dedup_id, None, 0, None)
+    return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, extra)
 
 
 class Message(NamedTuple):

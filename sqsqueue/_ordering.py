@@ -62,11 +62,10 @@ from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
 from sqsqueue._limits import US
 from sqsqueue._message import (
+    R_COUNT,
     R_EXTRA,
-    R_RX,
     R_SKEY,
     R_VKEY,
-    RX_COUNT,
     SEQ_MASK,
     X_BASE,
     X_GROUP,
@@ -91,7 +90,7 @@ _RANDOM_BITS = 10
 def _order(rec: _Record) -> int:
     """A receivable record's place in the standard order (see the module
     docstring): due time for a fresh record, send time for a received one."""
-    key: int = rec[R_VKEY] if rec[R_RX] is None else rec[R_SKEY]
+    key: int = rec[R_SKEY] if rec[R_COUNT] else rec[R_VKEY]
     return key
 
 
@@ -269,7 +268,7 @@ class FifoOrdering(Ordering):
 
     def unlinked(self, rec: _Record) -> None:
         group = self._groups[rec[R_EXTRA][X_GROUP]]
-        if rec[R_RX] is None:
+        if not rec[R_COUNT]:
             if group.fresh[0] is rec:
                 group.fresh.popleft()
             else:  # pragma: no cover - expiry removes the oldest, which is a head
@@ -310,7 +309,7 @@ class FifoOrdering(Ordering):
                 if rec[R_VKEY] > vis_bound:
                     locked = True  # in flight: the rest of the group waits
                     break
-                if threshold and rec[R_EXTRA][X_BASE] + rec[R_RX][RX_COUNT] >= threshold:
+                if threshold and rec[R_EXTRA][X_BASE] + rec[R_COUNT] >= threshold:
                     dead.append(rec)  # moved; the group goes on (section 9)
                     continue
                 deliver.append(rec)
@@ -362,10 +361,10 @@ class FifoOrdering(Ordering):
             assert group.id == gid
             assert group.received or group.fresh, "empty groups are dropped"
             for seq, rec in group.received.items():
-                assert rec[R_SKEY] & mask == seq and rec[R_RX] is not None
+                assert rec[R_SKEY] & mask == seq and rec[R_COUNT] > 0
                 assert rec[R_EXTRA][X_GROUP] == gid and records[seq] is rec
             for rec in group.fresh:
-                assert rec[R_RX] is None and rec[R_EXTRA][X_GROUP] == gid
+                assert rec[R_COUNT] == 0 and rec[R_EXTRA][X_GROUP] == gid
                 assert records[rec[R_SKEY] & mask] is rec
             seqs = [*group.received, *(r[R_SKEY] & mask for r in group.fresh)]
             assert all(map(operator.lt, seqs, seqs[1:])), "a group's chain is in send order"

@@ -30,7 +30,7 @@ import struct
 from operator import itemgetter
 from typing import Protocol
 
-from sqsqueue._message import R_RX, RX_RECEIPT, RX_TOKEN, _Record
+from sqsqueue._message import R_RECEIPT, R_TOKEN, _Record
 from sqsqueue._validate import show
 from sqsqueue.errors import MissingParameter, ReceiptHandleIsInvalid
 
@@ -181,10 +181,9 @@ class Receipts:
             rec is None
             or version != _HANDLE_VERSION  # version 1: see verify
             or tag != self._tag
-            or (rx := rec[R_RX]) is None
-            or receipt_no != rx[RX_RECEIPT]
-            or rx[RX_TOKEN] is None
-            or not hmac.compare_digest(rx[RX_TOKEN], token)
+            or receipt_no != rec[R_RECEIPT]
+            or rec[R_TOKEN] is None
+            or not hmac.compare_digest(rec[R_TOKEN], token)
         ):
             return None
         return rec
@@ -208,10 +207,9 @@ class Receipts:
                         rec is not None
                         and version == _HANDLE_VERSION  # version 1: see verify
                         and htag == tag
-                        and (rx := rec[R_RX]) is not None
-                        and receipt_no == rx[RX_RECEIPT]
-                        and rx[RX_TOKEN] is not None
-                        and hmac.compare_digest(rx[RX_TOKEN], token)
+                        and receipt_no == rec[R_RECEIPT]
+                        and rec[R_TOKEN] is not None
+                        and hmac.compare_digest(rec[R_TOKEN], token)
                     ):
                         out.append(rec)
                     else:
@@ -227,10 +225,9 @@ class Receipts:
                 if version == _HANDLE_VERSION and htag == tag:  # version 1: see verify
                     rec = records.get(seq)
                     if rec is not None and (
-                        (rx := rec[R_RX]) is None
-                        or receipt_no != rx[RX_RECEIPT]
-                        or rx[RX_TOKEN] is None
-                        or not hmac.compare_digest(rx[RX_TOKEN], token)
+                        receipt_no != rec[R_RECEIPT]
+                        or rec[R_TOKEN] is None
+                        or not hmac.compare_digest(rec[R_TOKEN], token)
                     ):
                         rec = None
             out.append(rec)
@@ -251,14 +248,13 @@ class Receipts:
         if (
             version == _HANDLE_VERSION
             and rec is not None
-            and (rx := rec[R_RX]) is not None
-            and receipt_no == rx[RX_RECEIPT]
-            and rx[RX_TOKEN] is not None
+            and receipt_no == rec[R_RECEIPT]
+            and rec[R_TOKEN] is not None
         ):
             # The latest receipt: the token stored at issue time is the MAC.
             # (A version 1 handle is always checked by its own MAC: the version
             # is authenticated too, so a handle whose version was changed fails.)
-            if hmac.compare_digest(rx[RX_TOKEN], token):
+            if hmac.compare_digest(rec[R_TOKEN], token):
                 return rec
         elif hmac.compare_digest(token, self.token(seq, receipt_no, version)):
             # An older receipt, or a message that is gone: recompute the MAC.

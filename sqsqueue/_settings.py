@@ -26,8 +26,8 @@ from sqsqueue._lifecycle import History, Lifecycle, by_send_order
 from sqsqueue._limits import US
 from sqsqueue._message import (
     R_BODY,
+    R_COUNT,
     R_ID,
-    R_RX,
     R_SIZE,
     R_SKEY,
     R_VKEY,
@@ -503,7 +503,7 @@ class QueueSettings(Lifecycle):
     def _info(self, rec: _Record, now: int, fresh_bound: int, bound: int) -> MessageInfo:
         """What inspect and browse say of one record at ``now``. O(a) for a attributes."""
         vkey = rec[R_VKEY]
-        if rec[R_RX] is None:
+        if not rec[R_COUNT]:
             state = "delayed" if vkey > fresh_bound else "visible"
             # fresh_bound is shifted back by the FIFO queue delay, if any.
             shift = now - key_time(fresh_bound)

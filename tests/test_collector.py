@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
-from sqsqueue._message import R_RX
+from sqsqueue._message import R_COUNT
 from sqsqueue._store import BLOCK, CHUNK
 
 START = 1_800_000_000
@@ -56,12 +56,11 @@ def tracked() -> int:
 def assert_untracked(q: Queue | FifoQueue) -> None:
     """After collections, no stored record and no block of them is tracked.
 
-    Two collections: a received record holds its receive state in a tuple
-    of its own, which a collection that sees both finds only after the
-    record (it reaches it through the record), so that collection untracks
-    the inner tuple and the next one the record: a received record is
-    untracked by the second young collection that sees it, before it is
-    old. A full collection untracks the blocks written to since the last one."""
+    Two collections: a record with extra fields (attributes, FIFO ids)
+    holds them in a tuple of its own, which a collection that sees both
+    finds only after the record (it reaches it through the record), so that
+    collection untracks the inner tuple and the next one the record, still
+    young. A full collection untracks the blocks written to since the last one."""
     gc.collect()
     gc.collect()
     assert q._records.count > 0
@@ -126,7 +125,7 @@ class TestStandard:
         fill_standard(q, 0, 1_000)
         for m in q.receive(10, visibility_timeout=5):
             q.change_visibility(m.receipt_handle, 10)
-        received = [r for r in q._records.values() if r[R_RX] is not None]
+        received = [r for r in q._records.values() if r[R_COUNT]]
         assert len(received) == 10
         assert_untracked(q)
 

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from sqsqueue import ManualClock, Queue, errors
-from sqsqueue._message import R_EXTRA, R_RX
+from sqsqueue._message import R_RECEIPT, R_TOKEN
 from sqsqueue._receipts import _HANDLE
 from tests._helpers import counts
 
@@ -309,9 +309,9 @@ class TestVersion1Handles:
         for seq, rec in list(queue._records.items()):
             # As a store restores it: the record, with a version 1 token, in
             # the place of the one issued (records are tuples, replaced whole).
-            count, receipt_no, _, first, cap, rehides = rec[R_RX]
+            receipt_no = rec[R_RECEIPT]
             token = queue._receipts.token(seq, receipt_no, 1)
-            new = (*rec[:R_RX], (count, receipt_no, token, first, cap, rehides), rec[R_EXTRA])
+            new = (*rec[:R_TOKEN], token, *rec[R_TOKEN + 1 :])
             queue._records[seq] = queue._lane[seq] = new
             handles.append(version_1(queue, seq, receipt_no))
         queue.delete(handles[0])

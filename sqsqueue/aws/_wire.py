@@ -38,13 +38,12 @@ from typing import Any
 
 from sqsqueue._message import (
     R_BODY,
+    R_COUNT,
     R_EXTRA,
+    R_FIRST,
     R_ID,
-    R_RX,
     R_SENDER,
     R_SKEY,
-    RX_COUNT,
-    RX_FIRST,
     SEQ_BITS,
     SMALL_MD5,
     X_ATTRS,
@@ -528,12 +527,11 @@ def received_views(
             if ms != sent_ms:
                 sent_ms = ms
                 sent_text = str(ms)
-            rx = rec[R_RX]  # delivered: never None
-            ms = rx[RX_FIRST] // 1000
+            ms = rec[R_FIRST] // 1000
             if ms != first_ms:
                 first_ms = ms
                 first_text = str(ms)
-            count = rx[RX_COUNT]  # no extra fields: no receive base
+            count = rec[R_COUNT]  # no extra fields: no receive base
             system = (
                 ',"Attributes":{"SenderId":'
                 + _string(rec[R_SENDER])
