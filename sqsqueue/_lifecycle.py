@@ -656,7 +656,8 @@ class Lifecycle:
             count = rec[R_COUNT]
             if not count:
                 at = ready.head_at
-                if chunks and at < _LAST_IN_CHUNK and chunks[0][at] is rec:
+                first = chunks[0] if chunks else ready.tail
+                if at < len(first) - 1 and first[at] is rec:
                     # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
                     ready.size -= 1
                     ready.head_at = at + 1
@@ -807,8 +808,8 @@ class Lifecycle:
         # _drop's common case, inlined: a received record taken from the lane.
         del block[seq]  # del records[seq], inlined
         records.count -= 1
-        if not block:
-            del records.blocks[seq >> BLOCK_BITS]
+        if not block and seq >> BLOCK_BITS != records.tail:
+            del records.blocks[seq >> BLOCK_BITS]  # empty, and not the one sends fill
         if seq == self._oldest_seq:
             self._oldest_seq = seq + 1
         return True
@@ -834,8 +835,8 @@ class Lifecycle:
             # _drop, inlined (del records[seq] too).
             del block[seq]
             records.count -= 1
-            if not block:
-                del blocks[seq >> BLOCK_BITS]
+            if not block and seq >> BLOCK_BITS != records.tail:
+                del blocks[seq >> BLOCK_BITS]  # empty, and not the one sends fill
             if seq == self._oldest_seq:
                 self._oldest_seq = seq + 1
             if not rec[R_COUNT]:
@@ -1079,7 +1080,8 @@ def check_indexes(life: Lifecycle) -> None:
     assert len(ready_keys) == len(life._ready) and life._records.count == sum(
         map(len, life._records.blocks.values())
     )
-    assert all(life._records.blocks.values()), "no empty block is kept"
+    tail_block = life._records.tail
+    assert all(b or k == tail_block for k, b in life._records.blocks.items()), "empty blocks go"
     assert not ready_keys or life._ready.tail_vkey >= ready_keys[-1]
     lane_keys = [r[R_VKEY] for r in lane.values()]
     assert all(map(operator.lt, ready_keys, ready_keys[1:]))

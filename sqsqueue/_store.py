@@ -89,8 +89,8 @@ class Records:
         block = self.blocks[k]
         del block[seq]
         self.count -= 1
-        if not block:
-            del self.blocks[k]
+        if not block and k != self.tail:
+            del self.blocks[k]  # empty, and no new record will go there
 
     def __len__(self) -> int:
         return self.count
@@ -113,10 +113,19 @@ class Records:
             yield from list(block.items())
 
     def first(self) -> int | None:
-        """The lowest stored sequence number. O(1)."""
+        """The lowest stored sequence number. O(1): only the last block may
+        be empty."""
         for block in self.blocks.values():
-            return next(iter(block))
+            if block:
+                return next(iter(block))
         return None
+
+    @property
+    def tail(self) -> int:
+        """The block new records go to: the last one made (kept when empty,
+        so that sending and deleting one message at a time does not make and
+        drop a block each time)."""
+        return next(reversed(self.blocks), -1)
 
     def opened(self, k: int) -> None:
         """Block ``k`` was just made: settle the blocks filled before the one
