@@ -657,10 +657,17 @@ class Lifecycle:
             if not count:
                 at = ready.head_at
                 first = chunks[0] if chunks else ready.tail
-                if at < len(first) - 1 and first[at] is rec:
+                if at < len(first) and first[at] is rec:
                     # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
                     ready.size -= 1
-                    ready.head_at = at + 1
+                    if at + 1 < len(first):
+                        ready.head_at = at + 1
+                    else:  # ReadyLane._step at the end of a chunk or of the tail
+                        if chunks:
+                            chunks.popleft()
+                        else:
+                            ready.tail.clear()
+                        ready.head_at = 0
                 else:
                     self._remove_fresh(rec)
             else:
@@ -808,8 +815,8 @@ class Lifecycle:
         # _drop's common case, inlined: a received record taken from the lane.
         del block[seq]  # del records[seq], inlined
         records.count -= 1
-        if not block and seq >> BLOCK_BITS != records.tail:
-            del records.blocks[seq >> BLOCK_BITS]  # empty, and not the one sends fill
+        if not block and (k := seq >> BLOCK_BITS) != self._seq >> BLOCK_BITS and k != records.tail:
+            del records.blocks[k]  # empty, and not the one sends fill
         if seq == self._oldest_seq:
             self._oldest_seq = seq + 1
         return True
@@ -835,8 +842,12 @@ class Lifecycle:
             # _drop, inlined (del records[seq] too).
             del block[seq]
             records.count -= 1
-            if not block and seq >> BLOCK_BITS != records.tail:
-                del blocks[seq >> BLOCK_BITS]  # empty, and not the one sends fill
+            if (
+                not block
+                and (k := seq >> BLOCK_BITS) != self._seq >> BLOCK_BITS
+                and k != records.tail
+            ):
+                del blocks[k]  # empty, and not the one sends fill
             if seq == self._oldest_seq:
                 self._oldest_seq = seq + 1
             if not rec[R_COUNT]:
