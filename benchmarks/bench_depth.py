@@ -196,9 +196,7 @@ def endpoint(tree: Path | None, port: int, seconds: int, connections: int) -> di
     wrk = shutil.which("wrk")
     if wrk is None:
         raise RuntimeError("wrk is not installed (apt-get install -y wrk)")
-    env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
+    env = {**os.environ, "PYTHONPATH": str(tree or HERE.parent)}
     server = subprocess.Popen(
         [sys.executable, "-m", "sqsqueue", "serve", "--port", str(port), "--log-level", "ERROR"],
         env=env,
@@ -282,9 +280,7 @@ def summary(samples: list[float]) -> tuple[float, float, float]:
 
 
 def run_child(tree: Path | None, kind: str, n: int, steady: int) -> dict[str, object]:
-    env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
+    env = {**os.environ, "PYTHONPATH": str(tree or HERE.parent)}
     out = subprocess.run(
         [sys.executable, __file__, "--child", kind, str(n), str(steady)],
         capture_output=True,
