@@ -132,15 +132,21 @@ class Records:
         below it (at most two a call, so a call costs O(BLOCK) at most, once
         per BLOCK messages). Settling copies a block that is still tracked by
         inserting its records into a new dict, which the collector does not
-        track when every record is untracked by then; a record still tracked
-        makes the copy tracked, as the block was, until a full collection."""
+        track when every record is untracked by then. A record not untracked
+        yet (no young collection has run since it was made: an application
+        whose allocations balance its frees triggers none) makes the copy
+        tracked: the block is tried again when the next block is made, and
+        until then costs full collections a walk of its records."""
         blocks = self.blocks
         done = 0
         while self.settled < k - 1 and done < 2:
             old = blocks.get(self.settled)
             if old is not None and gc.is_tracked(old):
-                blocks[self.settled] = dict(old.items())  # by insertion: see above
                 done += 1
+                new = dict(old.items())  # by insertion: see above
+                if gc.is_tracked(new):
+                    return  # a record is still tracked: again later
+                blocks[self.settled] = new
             self.settled += 1
 
 
