@@ -37,6 +37,7 @@ from __future__ import annotations
 import gc
 from collections import deque
 from collections.abc import Iterator
+from itertools import chain
 
 from sqsqueue._message import R_SKEY, R_VKEY, SEQ_MASK, _Record
 
@@ -282,7 +283,8 @@ class ReadyLane:
             self.head()
         at = self.head_at
         holes = self.holes
-        for part in (*self.chunks, self.tail) if self.chunks else (self.tail,):
+        # Lazily, chunk by chunk: a reader takes a few (never copy the deque).
+        for part in chain(self.chunks, (self.tail,)):
             for rec in part[at:] if at else part:
                 if not holes or self._live(rec):
                     yield rec
