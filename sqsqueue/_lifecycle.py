@@ -36,8 +36,8 @@ packed key: ``_message.key_at``), so the exact counts of visible, in-flight and
 delayed messages are bisections.
 
 Two lanes keep the common case off the sorted indexes (benchmarks/RESULTS.md
-§2): the *ready lane*, the fresh messages sent without delay, as runs of
-sequence numbers (``_store.ReadyLane``; they
+§2): the *ready lane*, the fresh messages sent without delay, in chunks of
+records the collector does not walk (``_store.ReadyLane``; they
 arrive in key order; standard queues only), and the *in-flight lane*, an
 OrderedDict of received messages whose deadlines arrive in order (every
 receive with the same visibility timeout). A lane record whose deadline passes
