@@ -351,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{kind} ({label})",
                 f"worst call {worst:.1f} ms, full collection {r['collect_first_ms']:.1f} ms",
             )
+    import shutil
+
+    if with_endpoint and shutil.which("wrk") is None:
+        print("[bench] no endpoint rows: wrk is not installed (apt-get install -y wrk)")
+        with_endpoint = False
     if with_endpoint:
         seconds = 5 if args.quick else 150
         for i, (label, tree) in enumerate(trees):
