@@ -93,7 +93,7 @@ from sqsqueue._message import (
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE_LEN, _HANDLE_VERSION, Receipts, _a2b
 from sqsqueue._receipts import _unpack as _unpack_handle
-from sqsqueue._store import BLOCK, BLOCK_BITS, CHUNK, ReadyLane, Records
+from sqsqueue._store import BLOCK, BLOCK_BITS, CHUNK, NO_BLOCK, ReadyLane, Records
 
 _VKEY = itemgetter(R_VKEY)
 _SKEY = itemgetter(R_SKEY)
@@ -647,41 +647,25 @@ class Lifecycle:
                 handles.append(self._deliver(rec, now, visibility_us))
                 recs[i] = records[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
             return handles
+        # The tokens and handles first, from the records as they are (each
+        # receipt number one up): then one pass takes each record out of its
+        # index and puts its successor in.
+        tokens, handles = self._receipts.issue_all(recs)
         ready = self._ready
         chunks = ready.chunks
-        seqs = []
-        receipt_nos = []
-        for rec in recs:
-            seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-            count = rec[R_COUNT]
-            if not count:
-                at = ready.head_at
-                first = chunks[0] if chunks else ready.tail
-                if at < len(first) and first[at] is rec:
-                    # _remove_fresh's common case, the lane's head (ReadyLane.discard), inlined.
-                    ready.size -= 1
-                    if at + 1 < len(first):
-                        ready.head_at = at + 1
-                    else:  # ReadyLane._step at the end of a chunk or of the tail
-                        if chunks:
-                            chunks.popleft()
-                        else:
-                            ready.tail.clear()
-                        ready.head_at = 0
-                else:
-                    self._remove_fresh(rec)
-            else:
-                self._unindex_received(rec)
-            receipt_nos.append(rec[R_RECEIPT] + 1)
-            seqs.append(seq)
-        tokens, handles = self._receipts.issue_all(seqs, receipt_nos)
         lane = self._lane
         blocks = self._records.blocks
         vat = (now + visibility_us) << SEQ_BITS  # the new deadline's key, but for the seq
         cap = now + _BUDGET_US
         tail = lane[next(reversed(lane))][R_VKEY] if lane else -1
+        # The ready lane's head: where it is, in which part, that part's length;
+        # and how many records were taken from it.
+        at = ready.head_at
+        part = chunks[0] if chunks else ready.tail
+        end = len(part)
+        taken = 0
         i = 0
-        for old, seq, token in zip(recs, seqs, tokens):  # noqa: B905 (equal lengths, made above)
+        for old, token in zip(recs, tokens):  # noqa: B905 (equal lengths: issue_all's)
             # The record's fields, unpacked at once (R_SKEY .. R_EXTRA, in order).
             (
                 skey,
@@ -698,6 +682,32 @@ class Lifecycle:
                 rehides,
                 extra,
             ) = old
+            seq = skey & SEQ_MASK  # key_seq, inlined
+            if not count:
+                if at < end and part[at] is old:
+                    # _remove_fresh's common case, the lane's head (ReadyLane.discard),
+                    # inlined: the head moves on in locals, written back below.
+                    at += 1
+                    taken += 1
+                    if at == end:  # ReadyLane._step at the end of a chunk or of the tail
+                        at = 0
+                        if chunks:
+                            chunks.popleft()
+                            part = chunks[0] if chunks else ready.tail
+                            end = len(part)
+                        else:  # the tail (``part``) is done: the lane is empty
+                            part.clear()
+                            end = 0
+                else:
+                    ready.head_at = at
+                    ready.size -= taken
+                    taken = 0
+                    self._remove_fresh(old)
+                    at = ready.head_at
+                    part = chunks[0] if chunks else ready.tail
+                    end = len(part)
+            else:
+                self._unindex_received(old)
             vkey = vat | seq  # key_at, inlined
             rec = blocks[seq >> BLOCK_BITS][seq] = (
                 skey,
@@ -723,6 +733,8 @@ class Lifecycle:
                 tail = vkey
             else:
                 self._received.add(rec)
+        ready.head_at = at
+        ready.size -= taken
         if self._tally is not None:
             self._tally.received += len(recs)
         return handles
@@ -788,9 +800,7 @@ class Lifecycle:
         except (ValueError, struct.error):  # binascii.Error and UnicodeError are ValueErrors
             return False
         records = self._records
-        block = records.blocks.get(seq >> BLOCK_BITS)  # records.get, inlined
-        if block is None:
-            return False
+        block = records.blocks.get(seq >> BLOCK_BITS, NO_BLOCK)  # records.get, inlined
         rec = block.get(seq)
         if (
             rec is None
@@ -815,8 +825,14 @@ class Lifecycle:
         # _drop's common case, inlined: a received record taken from the lane.
         del block[seq]  # del records[seq], inlined
         records.count -= 1
-        if not block and (k := seq >> BLOCK_BITS) != self._seq >> BLOCK_BITS and k != records.tail:
-            del records.blocks[k]  # empty, and not the one sends fill
+        # Empty, and not the block sends fill (``(a ^ b) >> BLOCK_BITS``: not
+        # in one block): drop it.
+        if (
+            not block
+            and (seq ^ self._seq) >> BLOCK_BITS
+            and (k := seq >> BLOCK_BITS) != records.tail
+        ):
+            del records.blocks[k]
         if seq == self._oldest_seq:
             self._oldest_seq = seq + 1
         return True
@@ -874,8 +890,7 @@ class Lifecycle:
         bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK  # last_key, inlined
         records = self._records
         oldest = self._oldest_seq
-        block = records.blocks.get(oldest >> BLOCK_BITS)  # records.get, inlined
-        head = None if block is None else block.get(oldest)
+        head = records.blocks.get(oldest >> BLOCK_BITS, NO_BLOCK).get(oldest)  # records.get
         # Fast path, taken by almost every call: the queue is empty, or the
         # pointer's record is live, in order and not yet due, so nothing can
         # have expired.
@@ -1092,6 +1107,7 @@ def check_indexes(life: Lifecycle) -> None:
         map(len, life._records.blocks.values())
     )
     tail_block = life._records.tail
+    assert not NO_BLOCK, "the block of reads that find none is never written to"
     assert all(b or k == tail_block for k, b in life._records.blocks.items()), "empty blocks go"
     assert not ready_keys or life._ready.tail_vkey >= ready_keys[-1]
     lane_keys = [r[R_VKEY] for r in lane.values()]

@@ -30,7 +30,7 @@ import struct
 from operator import itemgetter
 from typing import Protocol
 
-from sqsqueue._message import R_RECEIPT, R_TOKEN, _Record
+from sqsqueue._message import R_RECEIPT, R_SKEY, R_TOKEN, SEQ_MASK, _Record
 from sqsqueue._validate import show
 from sqsqueue.errors import MissingParameter, ReceiptHandleIsInvalid
 
@@ -105,21 +105,23 @@ class Receipts:
         handle = _b2a(_pack(_HANDLE_VERSION, self._tag, seq, receipt_no, token), newline=False)
         return token, handle.decode("ascii")
 
-    def issue_all(self, seqs: list[int], receipt_nos: list[int]) -> tuple[list[bytes], list[str]]:
-        """:meth:`issue` for each message ``seqs[i]`` and receipt number
-        ``receipt_nos[i]``: one call for a receive's messages; their tokens and
-        handles. Messages of one block with the same receipt number
-        (consecutive messages received for the first time) share one MAC, and
-        the handles are encoded by one base64 call (36 bytes are 12 whole
-        base64 groups, so the handles' text is the concatenation of each
-        one's). O(k)."""
+    def issue_all(self, recs: list[_Record]) -> tuple[list[bytes], list[str]]:
+        """:meth:`issue` of the next receipt (one past ``R_RECEIPT``) of each
+        of ``recs``, the records a receive delivers, as they are before it:
+        one call for a receive's messages; their tokens and handles. Messages
+        of one block with the same receipt number (consecutive messages
+        received for the first time) share one MAC, and the handles are
+        encoded by one base64 call (36 bytes are 12 whole base64 groups, so
+        the handles' text is the concatenation of each one's). O(k)."""
         base = self._block_mac
         tag = self._tag
         packed = []
         tokens = []
         last = -1
         digest = b""
-        for seq, receipt_no in zip(seqs, receipt_nos, strict=True):
+        for rec in recs:
+            seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+            receipt_no = rec[R_RECEIPT] + 1
             block = ((seq >> _BLOCK_BITS) << 32) | receipt_no  # receipt numbers fit 32 bits
             if block != last:
                 last = block

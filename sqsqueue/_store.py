@@ -46,6 +46,9 @@ BLOCK_BITS = 12
 BLOCK = 1 << BLOCK_BITS
 #: The ready lane's records per chunk.
 CHUNK = 64
+#: The block a read finds where there is none (``blocks.get(k, NO_BLOCK).get(seq)``:
+#: one lookup of a record without testing for a missing block). Never written to.
+NO_BLOCK: dict[int, _Record] = {}
 
 
 class Records:

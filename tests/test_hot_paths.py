@@ -41,7 +41,9 @@ from sqsqueue._message import (
     BatchFailure,
     dedup_id_of,
     group_id_of,
+    key_at,
     receipt_no_of,
+    record_of,
     view,
 )
 from sqsqueue._metrics import Tally
@@ -468,7 +470,9 @@ def test_issue_all_gives_each_record_its_own_handle(receipts: list[tuple[int, in
     itemgetter for 2 to 10 of them) are those issued one by one, and each
     token is that receipt's own."""
     q = Queue("issue", clock=ManualClock(start=START), random=random.Random(3))
-    tokens, handles = q._receipts.issue_all([s for s, _ in receipts], [r for _, r in receipts])
+    # issue_all is given the records before the receive: each one's next receipt.
+    recs = [record_of(key_at(0, s), 0, body="", size=0, receipt_no=r - 1) for s, r in receipts]
+    tokens, handles = q._receipts.issue_all(recs)
     assert type(handles) is list and len(handles) == len(receipts)
     assert len(tokens) == len(receipts)
     for (seq, receipt_no), handle, token in zip(receipts, handles, tokens, strict=True):
