@@ -535,8 +535,11 @@ class Lifecycle:
         # Never received, no extra fields: the receive state's zeros, then None.
         rec = (skey, vkey, message_id, body, len(body), sender_id, 0, 0, None, 0, 0, 0, None)
         records = self._records
-        block = records.blocks.get(seq >> BLOCK_BITS)
-        if block is None:
+        # Subscripts, not get(): a dict subscript costs less than a method
+        # call, and a try costs nothing until it raises (once a block).
+        try:
+            block = records.blocks[seq >> BLOCK_BITS]
+        except KeyError:
             block = records.blocks[seq >> BLOCK_BITS] = {}
             records.opened(seq >> BLOCK_BITS)
         block[seq] = rec
@@ -800,11 +803,13 @@ class Lifecycle:
         except (ValueError, struct.error):  # binascii.Error and UnicodeError are ValueErrors
             return False
         records = self._records
-        block = records.blocks.get(seq >> BLOCK_BITS, NO_BLOCK)  # records.get, inlined
-        rec = block.get(seq)
+        try:  # records.get, inlined: subscripts cost less than get() calls
+            block = records.blocks[seq >> BLOCK_BITS]
+            rec = block[seq]
+        except KeyError:
+            return False  # gone, or never was
         if (
-            rec is None
-            or version != _HANDLE_VERSION  # version 1: see Receipts.verify
+            version != _HANDLE_VERSION  # version 1: see Receipts.verify
             or tag != self._receipts._tag
             or receipt_no != rec[R_RECEIPT]
             or rec[R_TOKEN] is None
@@ -825,13 +830,9 @@ class Lifecycle:
         # _drop's common case, inlined: a received record taken from the lane.
         del block[seq]  # del records[seq], inlined
         records.count -= 1
-        # Empty, and not the block sends fill (``(a ^ b) >> BLOCK_BITS``: not
-        # in one block): drop it.
-        if (
-            not block
-            and (seq ^ self._seq) >> BLOCK_BITS
-            and (k := seq >> BLOCK_BITS) != records.tail
-        ):
+        # Empty, and not the block sends fill (``a ^ b >= BLOCK``: a and b are
+        # not in one block; a comparison costs less than two shifts): drop it.
+        if not block and seq ^ self._seq >= BLOCK and (k := seq >> BLOCK_BITS) != records.tail:
             del records.blocks[k]
         if seq == self._oldest_seq:
             self._oldest_seq = seq + 1
