@@ -812,7 +812,10 @@ class Lifecycle:
             version != _HANDLE_VERSION  # version 1: see Receipts.verify
             or tag != self._receipts._tag
             or receipt_no != rec[R_RECEIPT]
-            or rec[R_TOKEN] is None
+            # Receipts.latest's ``rec[R_TOKEN] is None``: a record has no token
+            # exactly while its receipt number is 0 (check_indexes), and here
+            # the two receipt numbers are equal.
+            or not receipt_no
             or not compare_digest(rec[R_TOKEN], token)
         ):
             return False
