@@ -699,7 +699,7 @@ class Lifecycle:
                             part = chunks[0] if chunks else ready.tail
                             end = len(part)
                         else:  # the tail (``part``) is done: the lane is empty
-                            part.clear()
+                            ready.tail.clear()
                             end = 0
                 else:
                     ready.head_at = at
