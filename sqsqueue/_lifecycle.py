@@ -856,18 +856,18 @@ class Lifecycle:
         blocks = records.blocks
         for rec in recs:
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-            block = blocks.get(seq >> BLOCK_BITS)
-            if block is None or block.get(seq) is not rec:
+            try:  # subscripts, not get() calls (see _delete_latest)
+                block = blocks[seq >> BLOCK_BITS]
+                if block[seq] is not rec:
+                    continue
+            except KeyError:
                 continue  # dropped by an earlier one
             # _drop, inlined (del records[seq] too).
             del block[seq]
             records.count -= 1
-            if (
-                not block
-                and (k := seq >> BLOCK_BITS) != self._seq >> BLOCK_BITS
-                and k != records.tail
-            ):
-                del blocks[k]  # empty, and not the one sends fill
+            # Empty, and not the block sends fill (see _delete_latest): drop it.
+            if not block and seq ^ self._seq >= BLOCK and (k := seq >> BLOCK_BITS) != records.tail:
+                del blocks[k]
             if seq == self._oldest_seq:
                 self._oldest_seq = seq + 1
             if not rec[R_COUNT]:

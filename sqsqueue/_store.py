@@ -61,6 +61,9 @@ class Records:
 
     __slots__ = ("blocks", "count", "settled")
 
+    #: ``BLOCK_BITS``, for readers that may not import this module (``_receipts``).
+    block_bits = BLOCK_BITS
+
     def __init__(self) -> None:
         self.blocks: dict[int, dict[int, _Record]] = {}
         #: How many records are stored.
