@@ -185,8 +185,9 @@ def check(
         results.append(result)
         say(f"run {r + 1}/{runs} seed {result.seed}: {result.summary()}")
         if not result.ok:
-            original = result
-            failure = _shrink(result, shrink_runs, run, say) if shrink else result
+            original = failure = result
+            if shrink and result.record.count("received"):
+                failure = _shrink(result, shrink_runs, run, say)
             break
     outcome = CheckResult(tuple(results), failure, original)
     if report is not None:

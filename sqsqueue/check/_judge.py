@@ -57,6 +57,9 @@ class RunResult:
         kills = sum(1 for i in r.incarnations if i.how == "killed")
         verdict = "ok" if self.ok else f"{len(self.violations)} violation(s)"
         extra = ", timed out" if r.timed_out else ""
+        exits = sum(1 for i in r.incarnations if i.how.startswith("exited"))
+        if exits:
+            extra += f", the consumer exited by itself {exits} time(s)"
         dead = f", {len(r.dead_letters)} dead letters" if r.dead_letters else ""
         throttled = r.count("throttled")
         throttles = f", {throttled} throttled" if throttled else ""

@@ -36,6 +36,8 @@ def describe(event: Event, record: RunRecord) -> str:
         return (
             f"consumer pid {record.pid(event.incarnation)} (incarnation {event.incarnation}) killed"
         )
+    if kind == "deleted" and event.detail:
+        return f"deleted{who}: {event.detail}"
     if kind == "dead_lettered":
         return "moved to the dead-letter queue"
     return f"{kind}{who}"

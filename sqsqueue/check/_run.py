@@ -45,7 +45,7 @@ KILL_WINDOW = 0.5
 #: Seconds a stopped consumer has between SIGTERM and SIGKILL.
 STOP_GRACE = 5.0
 #: Restarts of a consumer that exits by itself while work remains.
-MAX_RESTARTS = 20
+MAX_RESTARTS = 10
 #: Environment variables that would point an SDK elsewhere than the checker.
 _DROPPED = (
     "AWS_PROFILE",
@@ -301,13 +301,8 @@ def run_once(
             consumer.stop()
         handle.close()
     dead = frozenset(info.message_id for info in dlq.inspect()) if dlq is not None else frozenset()
-    events = list(recorder.events)
-    for message in messages:
-        if message.message_id in dead:
-            for step in queue.history(message.message_id):
-                if step.event == "dead_lettered":
-                    events.append(Event(step.time, "dead_lettered", message.message_id))
-    events.sort(key=lambda e: e.time)
+    events = _with_engine_history(list(recorder.events), messages, queue)
+
     broker.close()
     return RunRecord(
         schedule,
@@ -319,6 +314,44 @@ def run_once(
         dead,
         timed_out,
     )
+
+
+#: What a delete the engine did not carry out was.
+KEPT = "acknowledged, but the duplicate fault kept the message"
+ALREADY = "the message was already deleted"
+
+
+def _with_engine_history(
+    events: list[Event], messages: list[InputMessage], queue: Any
+) -> list[Event]:
+    """``events`` with what only the engine knows (``Queue.history``): when a
+    message was dead-lettered, and which acknowledged deletes removed it (the
+    first after the engine's deletion), which the duplicate fault lost (those
+    before) and which found it already gone (those after). O(events)."""
+    deletes: dict[str, list[int]] = {}
+    for i, event in enumerate(events):
+        if event.kind == "deleted" and event.message_id is not None:
+            deletes.setdefault(event.message_id, []).append(i)
+    extra: list[Event] = []
+    for message in messages:
+        steps = queue.history(message.message_id)
+        gone = next((step.time for step in steps if step.event == "deleted"), None)
+        extra += [
+            Event(step.time, "dead_lettered", message.message_id)
+            for step in steps
+            if step.event == "dead_lettered"
+        ]
+        removed = False
+        for i in deletes.get(message.message_id, ()):
+            event = events[i]
+            if gone is None or event.time < gone:
+                detail = KEPT
+            elif removed:
+                detail = ALREADY
+            else:
+                detail, removed = "", True
+            events[i] = attrs.evolve(event, detail=detail)
+    return sorted(events + extra, key=lambda e: e.time)
 
 
 def _supervise(
@@ -356,7 +389,9 @@ def _supervise(
         if consumer.reap():
             first_work = None
         if consumer.proc is None:
-            if depth and restarts < MAX_RESTARTS:
+            if restarts >= MAX_RESTARTS:
+                return False  # it keeps exiting: nothing more will happen
+            if depth:
                 restarts += 1
                 tick.wait(min(0.1 * restarts, 1.0))  # a consumer failing at start: back off
                 consumer.start()

@@ -3,7 +3,9 @@
 ``python tests/check/_consumers.py KIND``: ``correct`` (work, effect, then
 delete), ``delete-first`` (delete, then work and effect: loses what a kill
 interrupts), ``non-idempotent`` (an effect per delivery: duplicates show),
-``fifo-reorder`` (handles each batch in reverse), ``exit`` (exits at once).
+``fifo-reorder`` (handles each batch in reverse), ``idempotent`` (one
+effect per body it has seen, in this process), ``poison`` (never handles a
+body ending in 3: it is neither processed nor deleted), ``exit`` (exits at once).
 Each long-polls for 1 s, up to 10 messages, and works ``WORK`` seconds a
 message (0.01).
 """
@@ -33,6 +35,8 @@ def main(kind: str) -> None:
         if kind == "fifo-reorder":
             batch = batch[::-1]
         for m in batch:
+            if kind == "poison" and m["Body"].endswith("3"):
+                continue
             if kind == "delete-first":
                 sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
             pause.wait(WORK)
