@@ -55,6 +55,8 @@ class RunResult:
         """One line: the verdict and the run's counts."""
         r = self.record
         kills = sum(1 for i in r.incarnations if i.how == "killed")
+        wanted = r.schedule.faults.kill
+        asked = f" of {wanted}" if kills < wanted else ""
         verdict = "ok" if self.ok else f"{len(self.violations)} violation(s)"
         extra = ", timed out" if r.timed_out else ""
         exits = sum(1 for i in r.incarnations if i.how.startswith("exited"))
@@ -65,7 +67,7 @@ class RunResult:
         throttles = f", {throttled} throttled" if throttled else ""
         return (
             f"{verdict} ({len(r.messages)} messages, {r.count('received')} receives, "
-            f"{r.count('deleted')} deletes, {r.count('effect')} effects, {kills} kills"
+            f"{r.count('deleted')} deletes, {r.count('effect')} effects, {kills}{asked} kills"
             f"{throttles}{dead}, {r.duration:.1f} s{extra})"
         )
 
@@ -111,14 +113,22 @@ class CheckResult:
 
 
 def history_of(record: RunRecord, message_id: str) -> tuple[Event, ...]:
-    """The message's events, with the kills of incarnations that received it. O(events)."""
-    holders = {
-        e.incarnation for e in record.events if e.message_id == message_id and e.kind == "received"
-    }
+    """The message's events, with the kills of incarnations that had received
+    it and had not both reported its effect and deleted it (a kill after
+    both concerns it no more). O(events)."""
+    own = [e for e in record.events if e.message_id == message_id]
+    holders = {e.incarnation for e in own if e.kind == "received"}
+
+    def concerns(kill: Event) -> bool:
+        if kill.incarnation not in holders:
+            return False
+        before = {e.kind for e in own if e.incarnation == kill.incarnation and e.time <= kill.time}
+        return not {"effect", "deleted"} <= before
+
     return tuple(
         e
         for e in record.events
-        if e.message_id == message_id or (e.kind == "killed" and e.incarnation in holders)
+        if e.message_id == message_id or (e.kind == "killed" and concerns(e))
     )
 
 

@@ -37,11 +37,11 @@ from sqsqueue.server._run import IDLE_TIMEOUT, EndpointHandle, bind, uvicorn_ser
 __all__ = ["Incarnation", "InputMessage", "RunRecord", "run_once"]
 
 #: Seconds between the supervisor's looks at the consumer and the queue.
-TICK = 0.02
+TICK = 0.01
 #: Quiet seconds that settle the effects once every message has one.
 SETTLE = 0.25
-#: A kill comes this many seconds at most after the incarnation first holds a message.
-KILL_WINDOW = 0.5
+#: A kill comes this many seconds at most after the receive that makes it due.
+KILL_DELAY = 0.05
 #: Seconds a stopped consumer has between SIGTERM and SIGKILL.
 STOP_GRACE = 5.0
 #: Restarts of a consumer that exits by itself while work remains.
@@ -363,16 +363,24 @@ def _supervise(
     started: float,
 ) -> bool:
     """Start, kill, restart and watch the consumer until the run ends;
-    True when it ended at the timeout."""
+    True when it ended at the timeout.
+
+    Kill ``i`` comes a seeded moment (0 to :data:`KILL_DELAY` seconds) after
+    the incarnation's ``n``-th received message, ``n`` seeded between 1 and
+    the input's share per kill: so each kill lands while that incarnation
+    works, and the kills spread over the input whatever the consumer's speed."""
     rng = random.Random(f"{schedule.seed}/kills")
-    delays = [rng.uniform(0.0, KILL_WINDOW) for _ in range(schedule.faults.kill)]
+    kills = schedule.faults.kill
+    share = max(1, schedule.messages // (kills + 1))
+    plan = [(rng.randint(1, share), rng.uniform(0.0, KILL_DELAY)) for _ in range(kills)]
     deadline = started + schedule.timeout
     total = schedule.messages
     slow_settle = max(schedule.visibility_timeout, 1.0)
     tick = threading.Event()
     consumer.start()
     restarts = 0
-    first_work: float | None = None
+    received = 0  # by the current incarnation
+    due: float | None = None  # the next kill's moment, once its receive came
     seen = 0
     empty_since: float | None = None
     while True:
@@ -380,14 +388,16 @@ def _supervise(
         if now >= deadline:
             return True
         events = recorder.events
-        while first_work is None and seen < len(events):
+        while seen < len(events):
             event = events[seen]
             seen += 1
             if event.kind == "received" and event.incarnation == consumer.n:
-                first_work = event.time
+                received += 1
+                if plan and due is None and received >= plan[0][0]:
+                    due = event.time + plan[0][1]
         depth = len(queue)
         if consumer.reap():
-            first_work = None
+            received, due = 0, None
         if consumer.proc is None:
             if restarts >= MAX_RESTARTS:
                 return False  # it keeps exiting: nothing more will happen
@@ -395,16 +405,10 @@ def _supervise(
                 restarts += 1
                 tick.wait(min(0.1 * restarts, 1.0))  # a consumer failing at start: back off
                 consumer.start()
-        elif (
-            delays
-            and consumer.proc is not None
-            and first_work is not None
-            and now >= first_work + delays[0]
-            and recorder.holding.get(consumer.n)
-        ):
-            delays.pop(0)
+        elif due is not None and now >= due:
+            plan.pop(0)
             consumer.kill()
-            first_work = None
+            received, due = 0, None
             consumer.start()
         if depth:
             empty_since = None
@@ -414,4 +418,4 @@ def _supervise(
             quiet = SETTLE if len(recorder.effects) >= total else slow_settle
             if now - max(empty_since, recorder.last_effect) >= quiet:
                 return False
-        tick.wait(TICK)
+        tick.wait(TICK if due is None else max(0.0, min(TICK, due - now)))

@@ -105,8 +105,6 @@ class Recorder:
         #: Effects per message id, and when the last effect arrived.
         self.effects: Counter[str] = Counter()
         self.last_effect = 0.0
-        #: Receives and deletes per incarnation (for "in flight at the kill").
-        self.holding: dict[int, set[str]] = {}
 
     def add(self, kind: str, message_id: str | None, who: int | None, detail: str = "") -> None:
         self.events.append(Event(self.now(), kind, message_id, who, detail))
@@ -118,14 +116,10 @@ class Recorder:
         for message_id, escaped in zip(ids, receipts, strict=False):
             self._message_of_receipt[html.unescape(escaped)] = message_id
             self.add("received", message_id, who)
-            if who is not None:
-                self.holding.setdefault(who, set()).add(message_id)
 
     def handled(self, kind: str, receipt: object, who: int | None, detail: str = "") -> None:
         message_id = self._message_of_receipt.get(receipt) if isinstance(receipt, str) else None
         self.add(kind, message_id, who, detail if message_id is not None else f"{detail} ?")
-        if kind == "deleted" and message_id is not None and who is not None:
-            self.holding.get(who, set()).discard(message_id)
 
     def effect(self, body: object, who: int | None) -> None:
         text = body if isinstance(body, str) else repr(body)
