@@ -26,6 +26,7 @@ EXTRA_OF = {
     "sqsqueue.console": "server",
     "sqsqueue.moto": "moto",
     "sqsqueue.awslambda": "lambda",
+    "sqsqueue.check": "server",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",

@@ -261,6 +261,7 @@ def run_once(
     endpoint = CheckEndpoint(
         broker,
         recorder,
+        queue_name=queue.name,
         slow_ms=faults.slow,
         throttle=faults.throttle,
         rng=random.Random(f"{seed}/throttle"),

@@ -15,12 +15,15 @@ server's ways in run, ASGI and httptools' whole-body path alike):
   SDK, survives any connection pool, and costs a dictionary lookup. A
   consumer's own children (a Celery prefork pool, ``npm`` starting ``node``)
   share their parent's key: their calls are the incarnation's.
-* **Faults at the door.** ``slow`` delays the answer; ``throttle`` answers
+* **Faults at the door.** On requests about the consumed queue (its
+  ``QueueUrl``, or its ``QueueName`` for GetQueueUrl), ``slow`` delays the
+  answer; ``throttle`` answers
   instead with SQS's throttling error (:class:`~sqsqueue.errors.RequestThrottled`,
   HTTP 403, ``RequestThrottled``: the code of SQS's Smithy model and of
   botocore's SQS retry policy in ``_retry.json``; AWS's message text is
   UNCONFIRMED), encoded in the request's own protocol, so the SDK's retry
-  code runs. Requests about the effects queue are never faulted.
+  code runs. Requests about other queues (the effects queue, queues the
+  consumer makes for itself) are never faulted.
 * **What happened.** Receives (from the answer: message ids and receipt
   handles), deletes and visibility changes (from the request, receipt handles
   mapped back to messages), and each effect (a send to the effects queue,
@@ -163,19 +166,22 @@ async def _read(receive: Receive) -> bytes | None:
 
 class CheckEndpoint(Endpoint):
     """The endpoint of a check: faults at the door, every call recorded
-    (module docstring). ``rng`` draws the throttling; it is seeded per run."""
+    (module docstring). ``queue_name`` is the consumed queue's, the one
+    faulted; ``rng`` draws the throttling, seeded per run."""
 
     def __init__(
         self,
         broker: BrokerAPI,
         recorder: Recorder,
         *,
+        queue_name: str,
         slow_ms: int,
         throttle: float,
         rng: random.Random,
     ) -> None:
         super().__init__(broker)
         self.recorder = recorder
+        self.queue_name = queue_name
         self.slow = slow_ms / 1000
         self.throttle = throttle
         self.rng = rng
@@ -210,7 +216,7 @@ class CheckEndpoint(Endpoint):
         )
         call = self._decode(scope, headers, whole, json_protocol)
         recorder = self.recorder
-        faulted = call is not None and _queue_name(call[1]) != recorder.effects_name
+        faulted = call is not None and _queue_name(call[1]) == self.queue_name
         if faulted and self.slow:
             await asyncio.sleep(self.slow)
         if faulted and self.throttle and self.rng.random() < self.throttle:

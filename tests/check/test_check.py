@@ -245,7 +245,9 @@ def test_throttling_answers_sqs_throttling_error_so_the_sdk_retries() -> None:
     broker = Broker()
     queue = broker.create_queue("work")
     recorder = Recorder(broker.clock.now, "effects")
-    endpoint = CheckEndpoint(broker, recorder, slow_ms=0, throttle=1.0, rng=random.Random(1))
+    endpoint = CheckEndpoint(
+        broker, recorder, queue_name="work", slow_ms=0, throttle=1.0, rng=random.Random(1)
+    )
     handle = EndpointHandle(
         uvicorn_server(endpoint, 30), endpoint, bind("127.0.0.1", 0), "127.0.0.1"
     )

@@ -27,11 +27,7 @@ QUEUE_URL = os.environ["SQSQUEUE_QUEUE_URL"]
 QUEUE = QUEUE_URL.rsplit("/", 1)[-1]
 sqs = boto3.client("sqs")  # endpoint, region and keys from sqsqueue check's environment
 EFFECTS = os.environ["SQSQUEUE_EFFECTS_URL"]
-fifo = QUEUE.endswith(".fifo")
-UNUSED = sqs.create_queue(
-    QueueName="unused.fifo" if fifo else "unused",
-    Attributes={"FifoQueue": "true"} if fifo else {},
-)["QueueUrl"]
+UNUSED = sqs.create_queue(QueueName="unused")["QueueUrl"]
 
 keys = {
     "access_key_id": os.environ["AWS_ACCESS_KEY_ID"],
