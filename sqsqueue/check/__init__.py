@@ -166,9 +166,9 @@ def check(
         fifo=fifo,
         groups=groups,
         faults=spec,
-        visibility_timeout=float(visibility_timeout),
+        visibility_timeout=visibility_timeout,
         expect=parse_expectations(expect),
-        timeout=float(timeout),
+        timeout=timeout,
         max_receive_count=max_receive_count,
         allow_dead_letters=allow_dead_letters,
     ).validate()

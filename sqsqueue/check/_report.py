@@ -7,6 +7,7 @@ library. Cost: O(events) for each.
 
 from __future__ import annotations
 
+import shlex
 from html import escape
 from pathlib import Path
 
@@ -211,7 +212,7 @@ def write_markdown(path: str, result: CheckResult, original: RunResult | None = 
     lines = [
         "# sqsqueue check",
         "",
-        f"Consumer: `{' '.join(schedule.command)}`",
+        f"Consumer: `{shlex.join(schedule.command)}`",
         "",
         f"Verdict: **{'pass' if result.ok else 'violation found'}**",
         "",

@@ -175,6 +175,16 @@ class Schedule:
 
     def validate(self) -> Schedule:
         """Itself, or UsageError naming the first bad value."""
+        for name in ("messages", "groups", "seed", "max_receive_count"):
+            value = getattr(self, name)
+            if (value is not None or name != "max_receive_count") and (
+                isinstance(value, bool) or not isinstance(value, int)
+            ):
+                raise UsageError(f"{name} must be a whole number, not {value!r}")
+        for name in ("visibility_timeout", "timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"{name} must be a number of seconds, not {value!r}")
         if not self.command:
             raise UsageError("no consumer command: give it after --, e.g. -- python worker.py")
         if self.messages < 1:

@@ -278,3 +278,60 @@ def test_throttling_answers_sqs_throttling_error_so_the_sdk_retries() -> None:
         assert http.value.code == 403
         assert b"<Code>RequestThrottled</Code>" in http.value.read()
     assert len(queue) == 0  # nothing throttled reached the queue
+
+
+def test_the_query_protocol_is_recorded_as_json_is() -> None:
+    """A consumer on the query protocol (older SDKs) is followed the same way:
+    receives read from the XML answer, deletes mapped back through their
+    receipt handles, effects from SendMessage's form, each with its caller."""
+    import random
+    import re
+    import urllib.parse
+    import urllib.request
+
+    from sqsqueue import Broker
+    from sqsqueue.check._served import CheckEndpoint, Recorder, incarnation_key
+    from sqsqueue.server._run import EndpointHandle, bind, uvicorn_server
+
+    broker = Broker()
+    queue = broker.create_queue("work")
+    broker.create_queue("effects")
+    sent = queue.send("hello")
+    recorder = Recorder(broker.clock.now, "effects")
+    recorder.id_of_body["hello"] = sent.message_id
+    endpoint = CheckEndpoint(
+        broker, recorder, queue_name="work", slow_ms=0, throttle=0.0, rng=random.Random(1)
+    )
+    credential = (
+        f"AWS4-HMAC-SHA256 Credential={incarnation_key(7)}/20260101/us-east-1/sqs/"
+        "aws4_request, SignedHeaders=host, Signature=0"
+    )
+    handle = EndpointHandle(
+        uvicorn_server(endpoint, 30), endpoint, bind("127.0.0.1", 0), "127.0.0.1"
+    )
+
+    def call(**form: str) -> bytes:
+        data = urllib.parse.urlencode({**form, "Version": "2012-11-05"}).encode()
+        request = urllib.request.Request(
+            handle.endpoint_url + "/",
+            data=data,
+            method="POST",
+            headers={"Authorization": credential},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return bytes(answer.read())
+
+    with handle.start():
+        base = f"{handle.endpoint_url}/{broker.account_id}"
+        xml = call(Action="ReceiveMessage", QueueUrl=f"{base}/work").decode()
+        receipt = re.search(r"<ReceiptHandle>([^<]+)</ReceiptHandle>", xml)
+        assert receipt is not None
+        call(Action="SendMessage", QueueUrl=f"{base}/effects", MessageBody="hello")
+        call(Action="DeleteMessage", QueueUrl=f"{base}/work", ReceiptHandle=receipt.group(1))
+    kinds = [(e.kind, e.message_id, e.incarnation) for e in recorder.events]
+    assert kinds == [
+        ("received", sent.message_id, 7),
+        ("effect", sent.message_id, 7),
+        ("deleted", sent.message_id, 7),
+    ]
+    assert recorder.effects[sent.message_id] == 1
