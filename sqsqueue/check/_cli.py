@@ -2,7 +2,8 @@
 
 Exit status: 0 when every run met every expectation, 1 when a violation was
 found (its report printed, and written with ``--report``), 2 for a usage
-error, said in one line without a traceback.
+error, said in one line without a traceback. Cost: the runs'
+(:mod:`sqsqueue.check`); parsing the command line is O(arguments).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def add_command(commands: Any) -> None:
         "sends one message to $SQSQUEUE_EFFECTS_URL whose body is the processed body "
         "(docs/check.md).",
         usage="sqsqueue check [options] -- COMMAND [ARG...]",
+        epilog="Exit status: 0 when every run met every expectation, 1 when a violation was "
+        "found, 2 for a usage error.",
     )
     cmd.__class__ = _OneLineParser  # its errors: one line, exit 2
     cmd.set_defaults(run=run)
