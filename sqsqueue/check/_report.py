@@ -37,6 +37,8 @@ def describe(event: Event, record: RunRecord) -> str:
         return (
             f"consumer pid {record.pid(event.incarnation)} (incarnation {event.incarnation}) killed"
         )
+    if kind == "throttled":
+        return f"{event.detail.strip(' ?')}{who} answered RequestThrottled"
     if kind == "deleted" and event.detail:
         return f"deleted{who}: {event.detail}"
     if kind == "dead_lettered":

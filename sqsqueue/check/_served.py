@@ -221,7 +221,15 @@ class CheckEndpoint(Endpoint):
             await asyncio.sleep(self.slow)
         if faulted and self.throttle and self.rng.random() < self.throttle:
             assert call is not None
-            recorder.add("throttled", None, who, call[0])
+            operation, params = call
+            receipts = [params.get("ReceiptHandle")] + [
+                entry.get("ReceiptHandle") for entry in params.get("Entries") or ()
+            ]
+            receipts = [r for r in receipts if r is not None]
+            if not receipts:
+                recorder.add("throttled", None, who, operation)
+            for receipt in receipts:  # a delete or visibility change: name its message
+                recorder.handled("throttled", receipt, who, operation)
             return self._error(RequestThrottled(THROTTLED), json_protocol, _wire.new_request_id())
         answer = await super()._respond(scope, None, whole)
         if answer is None or call is None or answer[0] != 200:
