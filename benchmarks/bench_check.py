@@ -35,7 +35,7 @@ SECTION = "sqsqueue check: a consumer program under faults"
 perf = time.perf_counter
 CONSUMER = [sys.executable, str(HERE.parent / "tests" / "check" / "_consumers.py"), "correct"]
 NODE = HERE.parent / "examples" / "check" / "node-sqs-consumer"
-CASES = [
+CASES: list[tuple[str, dict[str, object]]] = [
     ("no faults", {}),
     ("kill=3", {"faults": "kill=3"}),
     ("kill=3, duplicate=0.2", {"faults": "kill=3,duplicate=0.2"}),
@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> None:
     args = section_args("bench_check.py", argv, "(no profiles)")
     repeats = 1 if args.quick else 3
     load = loadavg()
-    consumers = [("boto3 worker (Python)", CONSUMER, None)]
+    consumers: list[tuple[str, list[str], Path | None]] = [
+        ("boto3 worker (Python)", CONSUMER, None)
+    ]
     if (NODE / "node_modules").exists() and shutil.which("node"):
         consumers.append(("bbc/sqs-consumer (Node.js)", ["node", "consumer.mjs"], NODE))
     rows = []
