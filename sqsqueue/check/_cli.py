@@ -9,6 +9,7 @@ error, said in one line without a traceback. Cost: the runs'
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -136,11 +137,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if log is not None:
             log.close()
-    if result.ok:
-        print(f"ok: every run met {', '.join(result.runs[0].record.schedule.expect)}")
-    else:
-        print()
-        print(explain(result))
-    if result.report_path:
-        print(f"report: {result.report_path}")
+    try:
+        if result.ok:
+            print(f"ok: every run met {', '.join(result.runs[0].record.schedule.expect)}")
+        else:
+            print()
+            print(explain(result))
+        if result.report_path:
+            print(f"report: {result.report_path}")
+    except BrokenPipeError:  # the reader left (| head): the verdict is the status
+        # Python's documented recipe: no second BrokenPipeError when stdout is flushed at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return result.exit_status
