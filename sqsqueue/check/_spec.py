@@ -74,10 +74,15 @@ class FaultSpec:
     def fewer(self) -> list[FaultSpec]:
         """Smaller schedules, for shrinking a failure: each fault dropped in
         turn, then fewer kills. O(number of faults)."""
-        out: list[FaultSpec] = []
-        for name in ("throttle", "slow", "partial", "reorder", "duplicate", "kill"):
-            if getattr(self, name):
-                out.append(attrs.evolve(self, **{name: type(getattr(self, name))()}))
+        dropped = [
+            (bool(self.throttle), attrs.evolve(self, throttle=0.0)),
+            (bool(self.slow), attrs.evolve(self, slow=0)),
+            (self.partial, attrs.evolve(self, partial=False)),
+            (self.reorder, attrs.evolve(self, reorder=False)),
+            (bool(self.duplicate), attrs.evolve(self, duplicate=0.0)),
+            (bool(self.kill), attrs.evolve(self, kill=0)),
+        ]
+        out = [smaller for here, smaller in dropped if here]
         if self.kill > 1:
             out.append(attrs.evolve(self, kill=self.kill // 2))
             out.append(attrs.evolve(self, kill=self.kill - 1))
@@ -175,14 +180,21 @@ class Schedule:
 
     def validate(self) -> Schedule:
         """Itself, or UsageError naming the first bad value."""
-        for name in ("messages", "groups", "seed", "max_receive_count"):
-            value = getattr(self, name)
-            if (value is not None or name != "max_receive_count") and (
-                isinstance(value, bool) or not isinstance(value, int)
-            ):
+        counts: dict[str, object] = {
+            "messages": self.messages,
+            "groups": self.groups,
+            "seed": self.seed,
+        }
+        if self.max_receive_count is not None:
+            counts["max_receive_count"] = self.max_receive_count
+        for name, value in counts.items():
+            if isinstance(value, bool) or not isinstance(value, int):
                 raise UsageError(f"{name} must be a whole number, not {value!r}")
-        for name in ("visibility_timeout", "timeout"):
-            value = getattr(self, name)
+        seconds: dict[str, object] = {
+            "visibility_timeout": self.visibility_timeout,
+            "timeout": self.timeout,
+        }
+        for name, value in seconds.items():
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise UsageError(f"{name} must be a number of seconds, not {value!r}")
         if not self.command:
