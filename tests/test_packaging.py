@@ -27,6 +27,7 @@ EXTRA_OF = {
     "sqsqueue.console": "server",
     "sqsqueue.moto": "moto",
     "sqsqueue.awslambda": "lambda",
+    "sqsqueue.check": "server",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
@@ -40,8 +41,11 @@ EXTRA_OF = {
 #: ``serve --with-moto`` imports moto's server only after checking it is
 #: installed, and ``sqsqueue.testing.mock_aws`` (moto's mock_aws with
 #: sqsqueue's SQS) imports moto when it is made; both name the extras to
-#: install otherwise (tests/moto).
+#: install otherwise (tests/moto). ``sqsqueue.testing.check`` imports
+#: ``sqsqueue.check`` (the ``server`` extra's) when it is called, and a run
+#: without uvicorn raises ImportError naming ``sqsqueue[server]``.
 PRESENT_WHEN_USED = {
+    "sqsqueue.testing": {"sqsqueue.check"},
     "sqsqueue.testing._mock": {"moto"},
     "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
