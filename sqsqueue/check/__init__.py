@@ -35,6 +35,7 @@ from sqsqueue.check._spec import (
     Schedule,
     UsageError,
     as_command,
+    count_messages,
     parse_expectations,
     parse_faults,
 )
@@ -97,7 +98,7 @@ def _shrink(
         result = run(candidate)
         shrunk = any(v.expectation in expectations for v in result.violations)
         progress(
-            f"  shrinking: {candidate.messages} messages, faults "
+            f"  shrinking: {count_messages(candidate.messages)}, faults "
             f"{candidate.faults.text() or 'none'}: {'fails' if shrunk else 'passes'}"
         )
         if shrunk:

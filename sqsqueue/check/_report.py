@@ -14,6 +14,7 @@ from pathlib import Path
 from sqsqueue.check._judge import CheckResult, RunResult, Violation
 from sqsqueue.check._run import RunRecord
 from sqsqueue.check._served import Event
+from sqsqueue.check._spec import count_messages
 
 __all__ = ["svg_timeline", "text_report", "write_markdown"]
 
@@ -62,8 +63,8 @@ def text_report(result: CheckResult, original: RunResult | None = None) -> str:
     if original is not None and original is not failure:
         o = original.record.schedule
         shrunk = (
-            f" (shrunk from {o.messages} messages, faults {o.faults.text() or 'none'}, "
-            f"to {schedule.messages} messages, faults {schedule.faults.text() or 'none'})"
+            f" (shrunk from {count_messages(o.messages)}, faults {o.faults.text() or 'none'}, "
+            f"to {count_messages(schedule.messages)}, faults {schedule.faults.text() or 'none'})"
         )
     lines.append(f"VIOLATION in the run with seed {schedule.seed}{shrunk}: {failure.summary()}")
     for violation in failure.violations[:SHOWN]:
@@ -228,8 +229,9 @@ def write_markdown(path: str, result: CheckResult, original: RunResult | None = 
         if original is not None and original is not failure:
             o = original.record.schedule
             lines.append(
-                f"Found with {o.messages} messages and faults `{o.faults.text() or 'none'}`; "
-                f"shrunk to {schedule.messages} messages and faults "
+                f"Found with {count_messages(o.messages)} "
+                f"and faults `{o.faults.text() or 'none'}`; "
+                f"shrunk to {count_messages(schedule.messages)} and faults "
                 f"`{schedule.faults.text() or 'none'}`, which still fails: {failure.summary()}."
             )
             lines.append("")

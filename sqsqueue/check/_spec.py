@@ -252,3 +252,8 @@ def as_command(command: str | Sequence[str]) -> tuple[str, ...]:
     if isinstance(command, str):
         return tuple(shlex.split(command))
     return tuple(command)
+
+
+def count_messages(n: int) -> str:
+    """``1 message``, ``15 messages``: how reports count them."""
+    return f"{n} message" if n == 1 else f"{n} messages"
