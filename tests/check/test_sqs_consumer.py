@@ -74,7 +74,7 @@ def test_handle_message_batch_keeps_fifo_order_under_kills(
     )
     assert result.ok, result.command_line
     (one,) = result.runs
-    assert [i.how for i in one.record.incarnations][0] == "killed"
+    assert one.record.incarnations[0].how == "killed"
 
 
 def test_duplicates_are_caught_under_exactly_once(consumer: Path) -> None:
