@@ -40,7 +40,9 @@ def ensure_venv(extras: str) -> Path:
 #: Clients the endpoint tests run as their users do, outside the project's venv:
 #: the AWS CLI pins its own botocore, so it gets a venv of its own.
 AWSCLI = "awscli>=1.32"
-NPM_PACKAGES = ["@aws-sdk/client-sqs@^3"]
+#: The JavaScript SDK (tests/endpoint) and bbc/sqs-consumer, a real Node.js
+#: consumer library that tests/check runs under sqsqueue check's faults.
+NPM_PACKAGES = ["@aws-sdk/client-sqs@^3", "sqs-consumer@^15"]
 #: aioboto3 pins an aiobotocore of its own (15.5: aiobotocore 2.25, botocore
 #: 1.40), older than the dev venv's newest aiobotocore 3.x: a venv of its own
 #: too, so both aiobotocore lines are tested (tests/endpoint/test_real_clients.py).
@@ -125,7 +127,8 @@ def ensure_clients() -> None:
             check=True,
         )
     node = VENV / "node"
-    if not (node / "node_modules" / "@aws-sdk" / "client-sqs").exists():
+    names = [spec.rsplit("@", 1)[0] for spec in NPM_PACKAGES]
+    if not all((node / "node_modules" / name / "package.json").exists() for name in names):
         print(f"[bootstrap] npm install {' '.join(NPM_PACKAGES)} into {node}", flush=True)
         node.mkdir(parents=True, exist_ok=True)
         subprocess.run(

@@ -11,8 +11,9 @@ line per result and per script. Other arguments go to each of them:
   skips ``bench_spark.py``, whose JVM start alone takes ~10 s)
 * ``python3 benchmarks --only fifo``   one section of ``bench_core.py`` (its
   ``--help`` lists them), or ``--only boto3`` / ``--only endpoint`` /
-  ``--only moto`` / ``--only spark`` / ``--only lambda`` for all of ``bench_boto3.py`` /
-  ``bench_endpoint.py`` / ``bench_moto.py`` / ``bench_spark.py`` / ``bench_lambda.py``; repeatable
+  ``--only moto`` / ``--only spark`` / ``--only lambda`` / ``--only check`` for all of
+  ``bench_boto3.py`` / ``bench_endpoint.py`` / ``bench_moto.py`` / ``bench_spark.py`` /
+  ``bench_lambda.py`` / ``bench_check.py``; repeatable
 * ``python3 benchmarks --profile``     also print pyinstrument profiles of the
   throughput loops (``bench_core.py``) and of the boto3 workloads
 

@@ -2,6 +2,7 @@
 
 * ``sqsqueue serve``: an SQS endpoint over HTTP (:mod:`sqsqueue.server._cli`).
 * ``sqsqueue lambda``: a Lambda handler polling a queue (:mod:`sqsqueue.awslambda._cli`).
+* ``sqsqueue check``: a consumer program checked against SQS's faults (:mod:`sqsqueue.check._cli`).
 
 Each adapter adds its subcommand with an ``add_command(subparsers)`` that sets
 the ``run`` its arguments are given to; the adapter's optional libraries are
@@ -15,6 +16,7 @@ import argparse
 from collections.abc import Sequence
 
 from sqsqueue.awslambda import _cli as lambda_cli
+from sqsqueue.check import _cli as check_cli
 from sqsqueue.server import _cli as serve_cli
 
 __all__ = ["main"]
@@ -28,6 +30,7 @@ def parser() -> argparse.ArgumentParser:
     commands = top.add_subparsers(dest="command", required=True)
     serve_cli.add_command(commands)
     lambda_cli.add_command(commands)
+    check_cli.add_command(commands)
     return top
 
 

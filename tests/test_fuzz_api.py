@@ -637,7 +637,11 @@ class TestQueueMethods:
         world = World()
         world.queues = [q]
         attempt(world, lambda: q.send("x", group_id="g", deduplication_id="d"))
-        attempt(world, lambda: q.receive(10))
+        # A short poll: with a drawn ReceiveMessageWaitTimeSeconds on the real
+        # clock, a message still delayed would hold the default receive for
+        # up to 20 wall seconds (48 s of CI's run went there); long polls are
+        # tested in test_long_poll.py.
+        attempt(world, lambda: q.receive(10, wait_time_seconds=0))
         attempt(world, q.get_attributes)
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tomllib
 import venv
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +27,7 @@ EXTRA_OF = {
     "sqsqueue.console": "server",
     "sqsqueue.moto": "moto",
     "sqsqueue.awslambda": "lambda",
+    "sqsqueue.check": "server",
     "sqsqueue.server": "server",
     "sqsqueue.spark": "spark",
     "sqsqueue.testing": "testing",
@@ -39,8 +41,11 @@ EXTRA_OF = {
 #: ``serve --with-moto`` imports moto's server only after checking it is
 #: installed, and ``sqsqueue.testing.mock_aws`` (moto's mock_aws with
 #: sqsqueue's SQS) imports moto when it is made; both name the extras to
-#: install otherwise (tests/moto).
+#: install otherwise (tests/moto). ``sqsqueue.testing.check`` imports
+#: ``sqsqueue.check`` (the ``server`` extra's) when it is called, and a run
+#: without uvicorn raises ImportError naming ``sqsqueue[server]``.
 PRESENT_WHEN_USED = {
+    "sqsqueue.testing": {"sqsqueue.check"},
     "sqsqueue.testing._mock": {"moto"},
     "sqsqueue.server._moto": {"moto", "flask"},
     "sqsqueue.testing.plugin": {"pytest"},
@@ -79,11 +84,18 @@ def _project() -> dict[str, object]:
     return data
 
 
+@cache
+def _providers() -> Mapping[str, list[str]]:
+    """Top-level module -> the distributions providing it: read once, as it
+    parses every installed distribution's metadata (0.35 s a call here)."""
+    return metadata.packages_distributions()
+
+
 def _distributions_of(module: str) -> set[str]:
     """The distributions that provide top-level ``module`` (empty: stdlib)."""
     if module in sys.stdlib_module_names:
         return set()
-    found = metadata.packages_distributions().get(module, [])
+    found = _providers().get(module, [])
     return {d.lower().replace("_", "-") for d in found} or {module}
 
 
@@ -133,6 +145,26 @@ def test_each_extra_brings_what_its_package_imports() -> None:
     anything beyond sortedcontainers and attrs; an adapter anything beyond its
     extra) fails here, before a user meets the ImportError."""
     assert _undeclared() == {}
+
+
+def test_the_metadata_claims_the_pythons_ci_tests() -> None:
+    """``requires-python``'s floor and the classifiers name what CI runs the
+    suite on, no more: ``python3 tests`` on the machine's Python (the floor)
+    and ``.ci/py313.py``'s Debian 13 container (whose version that script
+    checks in the image before it runs anything)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    floor = re.fullmatch(r">=(3\.\d+)", project["requires-python"])
+    assert floor is not None, project["requires-python"]
+    claimed = {
+        c.rsplit(" :: ", 1)[1]
+        for c in project["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    }
+    script = (ROOT / ".ci" / "py313.py").read_text(encoding="utf-8")
+    container = re.search(r'^PYTHON = "(3\.\d+)"$', script, re.M)
+    assert container is not None
+    assert claimed == {floor.group(1), container.group(1)}
+    assert "python3 .ci/py313.py" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_the_extras_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,16 +19,17 @@ reusable state machine for checking your own consumers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from sqsqueue._faults import Faults
 
 if TYPE_CHECKING:
     from sqsqueue._broker import Broker
+    from sqsqueue.check import CheckResult
     from sqsqueue.testing._mock import MockAWS, MockSQS
 
-__all__ = ["Faults", "MockAWS", "MockSQS", "mock_aws", "mock_sqs"]
+__all__ = ["CheckResult", "Faults", "MockAWS", "MockSQS", "check", "mock_aws", "mock_sqs"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -88,6 +89,24 @@ def mock_aws(
     return make(target, config=config, broker=broker, lenient=lenient)
 
 
+def check(command: str | Sequence[str], **options: Any) -> CheckResult:
+    """Check a consumer program as ``sqsqueue check`` does, and return a
+    :class:`~sqsqueue.check.CheckResult` to assert on (``result.ok``,
+    ``result.violations``, ``result.runs``). ``command`` is a shell line or
+    its arguments; ``options`` are :func:`sqsqueue.check.check`'s
+    (``messages``, ``faults="kill=2,duplicate=0.2"``, ``expect``, ``seed``,
+    ``runs``, ``fifo``, ``groups``, ``visibility_timeout``, ``report``...).
+    Needs the ``server`` extra. Costs the runs' wall time: seconds for tens of
+    messages (``docs/check.md``).
+
+    >>> result = check(["python", "worker.py"], messages=30, faults="kill=2")  # doctest: +SKIP
+    >>> assert result.ok, result.command_line  # doctest: +SKIP
+    """
+    from sqsqueue.check import check as run
+
+    return run(command, **options)
+
+
 def _install_hooks() -> None:
     """Register mock_sqs's botocore handlers now, if botocore is installed.
 
@@ -108,6 +127,10 @@ _install_hooks()
 
 
 def __getattr__(name: str) -> Any:
+    if name == "CheckResult":
+        from sqsqueue.check import CheckResult
+
+        return CheckResult
     if name in ("MockSQS", "MockAWS"):
         from sqsqueue.testing import _mock
 

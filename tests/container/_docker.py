@@ -30,12 +30,31 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-#: The base image CI makes with debootstrap: Debian 12's python3 (3.11) and
+
+@dataclass(frozen=True)
+class Base:
+    """A Debian image made with debootstrap from the machine's own mirror (no
+    registry is reachable in CI), with the machine's CA bundle: its ``suite``,
+    the ``tag`` it is imported as, and the ``packages`` debootstrap adds to
+    the minimal base (their dependencies resolved)."""
+
+    suite: str
+    tag: str
+    packages: tuple[str, ...]
+    #: ``docker import --change`` lines beyond the ones every base gets.
+    changes: tuple[str, ...] = ()
+
+
+#: The base image CI makes for the Dockerfile: Debian 12's python3 (3.11) and
 #: python3-venv, the machine's CA bundle (pip in the build reaches the package
 #: index as the machine's own pip does). ``SQSQUEUE_CONTAINER_BASE`` names
 #: another base instead (``python:3.13-slim`` where a registry is reachable).
-CI_BASE = "sqsqueue-ci-base:bookworm"
-SUITE = "bookworm"
+BOOKWORM = Base(
+    "bookworm", "sqsqueue-ci-base:bookworm", ("python3", "python3-venv", "ca-certificates")
+)
+CI_BASE = BOOKWORM.tag
+#: The Debian release of the machine, whose apt sources name the mirror.
+MACHINE_SUITE = "bookworm"
 #: Where the debootstrapped tree's tarball is kept between runs (the image
 #: itself is also kept, in the daemon's store).
 CACHE = Path(os.environ.get("SQSQUEUE_CI_CACHE", "/var/cache/sqsqueue-ci"))
@@ -97,7 +116,8 @@ def image_exists(ref: str) -> bool:
 
 def debian_mirror() -> str:
     """The machine's own Debian mirror: the first source of the ``bookworm``
-    suite in /etc/apt (deb822 ``.sources`` files or one-line lists)."""
+    suite in /etc/apt (deb822 ``.sources`` files or one-line lists). Every
+    :class:`Base` is made from it, whatever its suite: one archive holds them all."""
     found: list[str] = []
     apt = Path("/etc/apt")
     for path in sorted(apt.glob("sources.list.d/*.sources")):
@@ -108,49 +128,59 @@ def debian_mirror() -> str:
             }
             if fields.get("enabled", "yes").lower() == "no":
                 continue
-            if SUITE in fields.get("suites", "").split() and "deb" in fields.get("types", ""):
+            suites, types = fields.get("suites", "").split(), fields.get("types", "")
+            if MACHINE_SUITE in suites and "deb" in types:
                 found += fields.get("uris", "").split()
     for path in [apt / "sources.list", *sorted(apt.glob("sources.list.d/*.list"))]:
         if not path.exists():
             continue
         for line in path.read_text(errors="replace").splitlines():
             words = re.sub(r"\[[^]]*\]", "", line.split("#")[0]).split()
-            if len(words) >= 3 and words[0] == "deb" and words[2] == SUITE:
+            if len(words) >= 3 and words[0] == "deb" and words[2] == MACHINE_SUITE:
                 found.append(words[1])
     return found[0] if found else "http://deb.debian.org/debian"
 
 
-#: The label of :data:`CI_BASE` naming the CA bundle it carries: a machine
-#: whose bundle changed (a new proxy CA) gets a base with the new one.
-CA_LABEL = "org.sqsqueue.ci.ca-bundle-sha256"
+#: The label of a :class:`Base` holding a digest of the CA bundle it carries
+#: and of its recipe (suite, packages, changes): a machine whose bundle changed
+#: (a new proxy CA), or a changed recipe, gets a new base.
+CA_LABEL = "org.sqsqueue.ci.base-sha256"
 
 
 def ensure_base() -> str:
-    """The base image to build on: ``SQSQUEUE_CONTAINER_BASE`` when set, else
-    :data:`CI_BASE`, made once (debootstrap, then ``docker import`` with the
-    machine's CA bundle) and cached as an image and, without the machine's
-    CAs, as a tarball under :data:`CACHE`."""
+    """The base image to build the Dockerfile on: ``SQSQUEUE_CONTAINER_BASE``
+    when set, else :data:`BOOKWORM`, made by :func:`ensure_debian`."""
     given = os.environ.get("SQSQUEUE_CONTAINER_BASE")
     if given:
         return given
-    digest = hashlib.sha256(_bundle()).hexdigest()
-    if image_exists(CI_BASE) and _labels(CI_BASE).get(CA_LABEL) == digest:
-        return CI_BASE
-    _replaced.append(image_id(CI_BASE) or "")
-    tarball = CACHE / f"{SUITE}-python3.tar"
+    return ensure_debian(BOOKWORM)
+
+
+def ensure_debian(base: Base) -> str:
+    """``base.tag``, made once (debootstrap, then ``docker import`` with the
+    machine's CA bundle) and cached as an image and, without the machine's
+    CAs, as a tarball under :data:`CACHE`; remade when the packages asked
+    for or the machine's CA bundle changed (a new egress proxy's CA)."""
+    recipe = repr((base.suite, sorted(base.packages), base.changes)).encode()
+    digest = hashlib.sha256(_bundle() + recipe).hexdigest()
+    if image_exists(base.tag) and labels(base.tag).get(CA_LABEL) == digest:
+        return base.tag
+    _replaced.append(image_id(base.tag) or "")
+    tarball = CACHE / f"{base.suite}-{hashlib.sha256(recipe).hexdigest()[:12]}.tar"
     if not tarball.exists():
-        _debootstrap(tarball)
+        _debootstrap(base, tarball)
     changes = [
         # What `docker import` leaves unset, and Debian's pip in a venv reads
         # certifi's bundle, not the system's: point it at the machine's CAs.
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "ENV LANG=C.UTF-8",
         f"ENV PIP_CERT={CA_BUNDLE}",
+        *base.changes,
         f"LABEL {CA_LABEL}={digest}",
     ]
     args = [arg for change in changes for arg in ("--change", change)]
-    _import_with_machine_cas(tarball, [*args, "-", CI_BASE])
-    return CI_BASE
+    _import_with_machine_cas(tarball, [*args, "-", base.tag])
+    return base.tag
 
 
 #: Base images that :func:`ensure_base` replaced (a changed CA bundle): removed
@@ -170,7 +200,7 @@ def remove_replaced() -> None:
     _replaced.clear()
 
 
-def _labels(ref: str) -> dict[str, str]:
+def labels(ref: str) -> dict[str, str]:
     labels = json.loads(docker("image", "inspect", "--format", "{{json .Config.Labels}}", ref))
     return dict(labels or {})
 
@@ -201,10 +231,10 @@ def _import_with_machine_cas(tarball: Path, import_args: list[str]) -> None:
         raise AssertionError(f"docker import failed: {stderr.decode(errors='replace')}")
 
 
-def _debootstrap(tarball: Path) -> None:
+def _debootstrap(base: Base, tarball: Path) -> None:
     if os.geteuid() != 0 or shutil.which("debootstrap") is None:
         raise RuntimeError(
-            f"no base image {CI_BASE}: making it needs root and debootstrap "
+            f"no base image {base.tag}: making it needs root and debootstrap "
             "(or set SQSQUEUE_CONTAINER_BASE to an image with python3 and python3-venv)"
         )
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -214,8 +244,8 @@ def _debootstrap(tarball: Path) -> None:
             [
                 "debootstrap",
                 "--variant=minbase",
-                "--include=python3,python3-venv,ca-certificates",
-                SUITE,
+                f"--include={','.join(base.packages)}",
+                base.suite,
                 str(rootfs),
                 debian_mirror(),
             ],

@@ -263,17 +263,21 @@ class TestBinding:
 
     def test_keep_alive_requests_are_not_held_back_by_nagle(self, endpoint: EndpointHandle) -> None:
         """With Nagle's algorithm on, each response's body waited for the
-        client's delayed ACK: about 40 ms a request (2 s for these 50). Without
-        it they take a few ms each; the bound leaves a 4x margin for a loaded
-        machine and still fails the 40 ms stall."""
+        client's delayed ACK: about 40 ms every request. Without it they take
+        a few ms each. The median of 50 is bounded, not their sum: a machine
+        busy with other work slows some requests (CI runs two suites at once,
+        and a sum of 0.54 s once failed a bound of 0.5 s), while the stall
+        is in every request."""
         sqs = client(endpoint)
         url = sqs.create_queue(QueueName="nodelay")["QueueUrl"]
         entries = [{"Id": str(i), "MessageBody": "x" * 100} for i in range(10)]
         sqs.send_message_batch(QueueUrl=url, Entries=entries)  # connection open, warm
-        started = time.perf_counter()
+        took = []
         for _ in range(50):
+            started = time.perf_counter()
             sqs.send_message_batch(QueueUrl=url, Entries=entries)
-        assert time.perf_counter() - started < 0.5
+            took.append(time.perf_counter() - started)
+        assert statistics.median(took) < 0.025, sorted(took)
 
 
 @pytest.mark.usefixtures("parser")
