@@ -197,7 +197,10 @@ def _record_from(row: tuple[Any, ...]) -> _Record:
         fields["attributes"] = _attributes_from(attributes)
     if number is not None:
         fields["sequence_number"] = int(number)
-    return record_of((row[1] << SEQ_BITS) | seq, (row[2] << SEQ_BITS) | seq, **fields)
+    skey = (row[1] << SEQ_BITS) | seq
+    # Due when it was sent: one int for both keys, as a send stores it.
+    vkey = skey if row[2] == row[1] else (row[2] << SEQ_BITS) | seq
+    return record_of(skey, vkey, **fields)
 
 
 def _dedup_key(key: object) -> str:
