@@ -167,3 +167,61 @@ class TestDurable:
             q = broker.get_queue("jobs")
             assert len(q) == 2_000
             assert_untracked(q)
+
+
+_LEAVES_ALONE = """
+import gc, json, sys, tempfile, urllib.request
+before = (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count())
+import sqsqueue, sqsqueue.server, sqsqueue.aws, sqsqueue.testing
+from sqsqueue import Broker, FifoQueue, Queue, SendEntry
+q = Queue("q")
+for _ in range(1_000):
+    q.send_batch(["m"] * 10)
+q.delete_batch([m.receipt_handle for m in q.receive(10)])
+f = FifoQueue("f.fifo")
+f.send_batch([SendEntry(str(i), "m", group_id=str(i), deduplication_id=str(i)) for i in range(10)])
+with tempfile.TemporaryDirectory() as tmp:
+    with Broker(data_dir=tmp) as broker:
+        jobs = broker.create_queue("jobs")
+        for _ in range(500):
+            jobs.send_batch(["m"] * 10)
+        with broker.serve() as served:
+            urllib.request.urlopen(served.endpoint_url + "/_sqsqueue/health").read()
+after = (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count())
+print(json.dumps([before, after]))
+"""
+
+
+class TestSettings:
+    """The library never changes the process's collector settings; only
+    ``sqsqueue serve``, which owns its process, freezes what it made at
+    startup (issue 35)."""
+
+    def test_the_library_leaves_the_collector_alone(self) -> None:
+        """Imported, used, durable and served from a thread, in a fresh
+        interpreter: the thresholds, whether the collector runs and the
+        frozen objects are what they were before the import."""
+        import json
+        import subprocess
+        import sys
+
+        out = subprocess.run(
+            [sys.executable, "-c", _LEAVES_ALONE],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        before, after = json.loads(out)
+        assert after == before
+        assert before[1] is True and before[2] == 0
+
+    def test_serve_freezes_what_it_made_at_startup(self) -> None:
+        from sqsqueue.server._cli import freeze_startup
+
+        assert gc.get_freeze_count() == 0
+        try:
+            freeze_startup()
+            assert gc.get_freeze_count() > 10_000, "imports alone make tens of thousands"
+        finally:
+            gc.unfreeze()
