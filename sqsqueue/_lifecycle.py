@@ -925,6 +925,9 @@ class Lifecycle:
             return
         pop = self._lane.pop
         blocks = records.blocks
+        last = self._seq
+        oldest = self._oldest_seq
+        dropped = 0
         for rec in recs:
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
             try:  # subscripts, not get() calls (see _delete_latest)
@@ -933,18 +936,21 @@ class Lifecycle:
                     continue
             except KeyError:
                 continue  # dropped by an earlier one
-            # _drop, inlined (del records[seq] too).
+            # _drop, inlined (del records[seq] too; the count and the retention
+            # pointer are written back after the loop).
             del block[seq]
-            records.count -= 1
+            dropped += 1
             # Empty, and not the block sends fill (see _delete_latest): drop it.
-            if not block and seq ^ self._seq >= BLOCK and (k := seq >> BLOCK_BITS) != records.tail:
+            if not block and seq ^ last >= BLOCK and (k := seq >> BLOCK_BITS) != records.tail:
                 del blocks[k]
-            if seq == self._oldest_seq:
-                self._oldest_seq = seq + 1
+            if seq == oldest:
+                oldest = seq + 1
             if not rec[R_COUNT]:
                 self._remove_fresh(rec)
             elif pop(seq, None) is None:  # _unindex_received's common case, inlined
                 self._unindex_received(rec)
+        records.count -= dropped
+        self._oldest_seq = oldest
 
     def _purge(self, now: int, reason: str) -> None:
         """Every state -> ``purged`` (PurgeQueue) or ``queue_deleted``

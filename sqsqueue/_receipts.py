@@ -220,7 +220,10 @@ class Receipts:
                         and version == _HANDLE_VERSION  # version 1: see verify
                         and htag == tag
                         and receipt_no == rec[R_RECEIPT]
-                        and rec[R_TOKEN] is not None
+                        # latest's ``rec[R_TOKEN] is not None``: a record has no
+                        # token exactly while its receipt number is 0
+                        # (check_indexes), and the two numbers are equal here.
+                        and receipt_no
                         and hmac.compare_digest(rec[R_TOKEN], token)
                     ):
                         out.append(rec)
