@@ -693,8 +693,8 @@ class Lifecycle:
                         at = 0
                         if chunks:
                             chunks.popleft()
-                        else:
-                            part.clear()
+                        else:  # the tail (``part``) is done: the lane is empty
+                            ready.tail.clear()
                     ready.head_at = at
                 else:
                     self._remove_fresh(old)
