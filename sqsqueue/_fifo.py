@@ -4,7 +4,10 @@ Its ordering policy is :class:`~sqsqueue._ordering.FifoOrdering` (per-group
 chains and the group lock). This module adds the FIFO queue's send rules
 (MessageGroupId, deduplication ids and their 5-minute window, sequence
 numbers) and its ReceiveRequestAttemptIds (``docs/aws-behaviour.md`` §9); both
-windows expire with the messages (``_lifecycle.Window``).
+windows expire with the messages (``_lifecycle.Window``). The deduplication
+window holds an entry per message sent in 5 minutes, in blocks the collector
+does not walk (:class:`_DedupWindow`, ``docs/architecture.md``, "What the
+collector sees").
 """
 
 from __future__ import annotations

@@ -1020,7 +1020,8 @@ class Lifecycle:
     # -- counts -------------------------------------------------------------------
 
     def _counts(self, now: int) -> tuple[int, int, int]:
-        """(visible, in flight, delayed), exact. O(log n)."""
+        """(visible, in flight, delayed), exact. O(log n), and the ordering's
+        ``delayed`` (FIFO: O(1) without a queue delay)."""
         in_flight = self._in_flight(now)
         delayed = self._ordering.delayed(now)
         return len(self._records) - in_flight - delayed, in_flight, delayed

@@ -22,11 +22,10 @@ O(log n + k log n); nothing scans the queue.
 
 **FIFO** (:class:`FifoOrdering`), ``docs/aws-behaviour.md`` §9:
 
-* Each message group is a chain in send order, split in two: ``received``,
-  the prefix of messages received at least once (each in flight or visible
-  again), in an ``OrderedDict`` so a delete anywhere is O(1); and ``fresh``, the
-  never-received suffix, in a ``deque``. Receives always take a group's chain
-  from its head, so received messages are always a prefix.
+* Each message group is a chain in send order: the messages received at
+  least once (each in flight or visible again) first, then the
+  never-received ones. Receives always take a group's chain from its head,
+  so received messages are always a prefix.
 * A group's *receivable prefix* is the leading run of received messages that
   are visible again, followed (only if every received message is visible) by
   the fresh messages whose queue delay has ended. The first in-flight message
@@ -42,9 +41,35 @@ O(log n + k log n); nothing scans the queue.
   added when comparing, so changing DelaySeconds applies to stored messages at
   once, as AWS does for FIFO queues).
 
+None of it is an object per group or per message the collector would walk
+(``docs/architecture.md``, "What the collector sees"); everything is ints
+and strings, found by sequence number:
+
+* A chain is *links*: ``seq -> next seq`` of the same group, in blocks of
+  sequence numbers (``seq >> BLOCK_BITS``), dicts of ints the collector never
+  tracks. A record is read from the lifecycle's ``_records`` by its seq; the
+  chain never references one. A record that leaves from inside a chain (a
+  delete out of order, a dead letter) leaves its seq as a *gap*: the head
+  passes gaps when it moves on, and a receive that walks over one splices it
+  out, so each gap is passed once.
+* A group is two ints: the key it is indexed under in a heads' index (a
+  record key, whose low bits are the head's seq) and its tail seq, in dicts
+  of group id -> int split in 64 parts by the id's hash (so no single dict of
+  100,000 groups copies itself in one call when it grows). A group whose
+  chain empties is dropped.
+* Each heads' index is an :class:`IntIndex`: one key per group, sorted, in
+  tuples of up to 512 ints (chunks the collector untracks), not a list of
+  100,000 references to ints.
+* The ordering keeps the fresh records itself (``KEEPS_FRESH``): the
+  lifecycle indexes none of them, and the number still in their delay
+  (``delayed``) comes from counts of fresh records per block of sequence
+  numbers.
+
 A FIFO receive walks the groups whose head is receivable, oldest first, taking
 each group's receivable prefix until it has ``max_messages``: O(log g + k) for
-g groups.
+g groups (plus the gaps it splices out, each once). A send appends to its
+group's chain in O(1) (O(log g) for a new group); a delete or a receive
+moves a group's head in O(log g), any other message in O(1).
 """
 
 from __future__ import annotations
@@ -200,10 +225,6 @@ class IntIndex:
     def __iter__(self) -> Iterator[int]:
         return chain.from_iterable(self.chunks)
 
-    def first(self) -> int | None:
-        """The smallest key, or None."""
-        return self.chunks[0][0] if self.chunks else None
-
     def add(self, key: int) -> None:
         """Add ``key``, which is not in the index."""
         chunks, maxes = self.chunks, self.maxes
@@ -338,6 +359,17 @@ class FifoOrdering(Ordering):
             del self._links[k]
         return nxt
 
+    def _fresh_left(self, seq: int) -> None:
+        """Record ``seq`` is no longer fresh (received or gone): its block's
+        count goes down, and goes when it reaches 0. O(1)."""
+        counts = self._fresh_counts
+        k = seq >> BLOCK_BITS
+        left = counts[k] - 1
+        if left:
+            counts[k] = left
+        else:
+            del counts[k]
+
     def linked(self, rec: _Record) -> None:
         """``rec`` joins the end of its group's chain, never received (a record
         restored as received is then ``moved``). O(1), O(log g) for a new group."""
@@ -368,7 +400,7 @@ class FifoOrdering(Ordering):
         in the chain as a gap until the head or a receive passes it, O(1)."""
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if not rec[R_COUNT]:
-            self._fresh_counts[seq >> BLOCK_BITS] -= 1
+            self._fresh_left(seq)
         gid = rec[R_EXTRA][X_GROUP]
         part = hash(gid) & _PART_MASK
         heads = self._heads[part]
@@ -401,7 +433,7 @@ class FifoOrdering(Ordering):
         head, O(1) for any other."""
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if was_fresh:
-            self._fresh_counts[seq >> BLOCK_BITS] -= 1
+            self._fresh_left(seq)
         gid = rec[R_EXTRA][X_GROUP]
         heads = self._heads[hash(gid) & _PART_MASK]
         key = heads[gid]
@@ -591,5 +623,5 @@ class FifoOrdering(Ordering):
         assert total == len(records), "every record is in its group's chain"
         assert links == sum(map(len, self._links.values())), "no link outside a chain"
         assert all(self._links.values()), "empty link blocks go"
-        assert {k: c for k, c in self._fresh_counts.items() if c} == fresh_counts
+        assert self._fresh_counts == fresh_counts
         assert sorted(vis_keys) == list(visibility) and sorted(enq_keys) == list(enqueue)
