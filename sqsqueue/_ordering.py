@@ -564,27 +564,18 @@ class FifoOrdering(Ordering):
             break
         return total
 
-    def _chain(self, key: int) -> Iterator[tuple[int, _Record | None]]:
-        """A chain from the head ``key`` names: (seq, record or None for a gap)."""
-        records = self.life._records
-        links = self._links
-        seq: int | None = key & SEQ_MASK
-        while seq is not None:
-            yield seq, records.get(seq)
-            seq = links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
-
     def fresh_records(self) -> Iterator[_Record]:
-        for heads in self._heads:
-            for key in heads.values():
-                for _, rec in self._chain(key):
-                    if rec is not None and not rec[R_COUNT]:
-                        yield rec
+        # Every stored record is in its group's chain (check() asserts it):
+        # the fresh ones are the stored ones never received.
+        return (rec for rec in self.life._records.values() if not rec[R_COUNT])
 
     def check(self) -> None:
         """The chains, the heads' indexes and the counts, against the records.
-        O(n + g log g)."""
+        O(n + g log g), each chain walked once with the lookups in locals."""
         life = self.life
         records = life._records
+        blocks = records.blocks
+        all_links = self._links
         mask = SEQ_MASK
         visibility, enqueue = self._heads_visibility, self._heads_enqueue
         visibility.check()
@@ -598,28 +589,33 @@ class FifoOrdering(Ordering):
             assert heads.keys() == tails.keys()
             for gid, key in heads.items():
                 assert hash(gid) & _PART_MASK == part
-                chain = list(self._chain(key))
-                head = chain[0][1]
+                seq = key & mask
+                head = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
                 assert head is not None, "a chain's head is live"
                 assert head[R_VKEY] == key
                 (vis_keys if head[R_COUNT] else enq_keys).append(key)
-                assert chain[-1][0] == tails[gid]
-                seqs = [seq for seq, _ in chain]
-                assert all(map(operator.lt, seqs, seqs[1:])), "a group's chain is in send order"
-                links += len(chain) - 1
+                prev = -1
                 fresh = False
-                for seq, rec in chain:
-                    if rec is None:
-                        continue
-                    assert rec[R_SKEY] & mask == seq and rec[R_EXTRA][X_GROUP] == gid
-                    if rec[R_COUNT]:
-                        assert not fresh, "received messages are a prefix of their chain"
-                    else:
-                        fresh = True
-                        assert rec[R_VKEY] == rec[R_SKEY], "a fresh record's vkey: its enqueue"
-                        k = seq >> BLOCK_BITS
-                        fresh_counts[k] = fresh_counts.get(k, 0) + 1
-                    total += 1
+                while True:
+                    assert seq > prev, "a group's chain is in send order"
+                    rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
+                    if rec is not None:  # else a gap
+                        assert rec[R_SKEY] & mask == seq and rec[R_EXTRA][X_GROUP] == gid
+                        if rec[R_COUNT]:
+                            assert not fresh, "received messages are a prefix of their chain"
+                        else:
+                            fresh = True
+                            assert rec[R_VKEY] == rec[R_SKEY], "a fresh vkey: its enqueue"
+                            k = seq >> BLOCK_BITS
+                            fresh_counts[k] = fresh_counts.get(k, 0) + 1
+                        total += 1
+                    prev = seq
+                    nxt = all_links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
+                    if nxt is None:
+                        break
+                    links += 1
+                    seq = nxt
+                assert prev == tails[gid], "a chain ends at its group's tail"
         assert total == len(records), "every record is in its group's chain"
         assert links == sum(map(len, self._links.values())), "no link outside a chain"
         assert all(self._links.values()), "empty link blocks go"
