@@ -95,8 +95,10 @@ def _key_of(atom: str) -> object:
     return tuple(atom.split("\n")) if "\n" in atom else atom
 
 
-#: How many of the newest records' extra-field tuples a FIFO queue holds a
-#: reference to, from a list that lives long (``FifoQueue._held``). A young
+#: How many of the newest FIFO records' extra-field tuples (of every FIFO
+#: queue: collections are the process's) are held, from a list that lives
+#: as long as this module (``_HELD_EXTRAS``; between half and all of them,
+#: at most some 250 KB however many queues there are). A young
 #: collection finds such a tuple referenced from outside the young objects,
 #: so it keeps its place before its record (created after it) instead of
 #: being moved behind it when the record is found to reach it; CPython
@@ -105,7 +107,11 @@ def _key_of(atom: str) -> object:
 #: collection is a middle-generation one (one young collection in ten) go
 #: to the oldest generation still tracked, and every block holding one stays
 #: tracked, walked by each full collection, until the next full collection.
-_HELD = 2048
+#: An epoch between two young collections is at most some 700 allocations,
+#: and a FIFO send allocates at least three tracked objects (its draft and
+#: its record, and the extra fields), so half of this covers one.
+_HELD = 1024
+_HELD_EXTRAS: list[tuple[Any, ...]] = []
 
 
 class _DedupWindow:
@@ -430,8 +436,6 @@ class FifoQueue(_BaseQueue):
         self._attempt_ids = _Attempts(self)
         self._attempts = self._attempt_ids
         self._windows = (self._dedup, self._attempt_ids)
-        #: The extra fields of the records stored last (see _HELD).
-        self._held: list[tuple[Any, ...]] = []
 
     # -- send ---------------------------------------------------------------------
 
@@ -493,7 +497,7 @@ class FifoQueue(_BaseQueue):
         assert number is not None
         extra = (*extra[:X_DEDUP], dedup_id, number, *extra[X_SEQNO + 1 :])
         # Held from a long-lived list until collections have seen it: see _HELD.
-        held = self._held
+        held = _HELD_EXTRAS
         held.append(extra)
         if len(held) >= _HELD:
             del held[: _HELD // 2]
