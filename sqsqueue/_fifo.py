@@ -4,14 +4,20 @@ Its ordering policy is :class:`~sqsqueue._ordering.FifoOrdering` (per-group
 chains and the group lock). This module adds the FIFO queue's send rules
 (MessageGroupId, deduplication ids and their 5-minute window, sequence
 numbers) and its ReceiveRequestAttemptIds (``docs/aws-behaviour.md`` §9); both
-windows expire with the messages (``_lifecycle.Window``).
+windows expire with the messages (``_lifecycle.Window``). The deduplication
+window holds an entry per message sent in 5 minutes, in blocks the collector
+does not walk (:class:`_DedupWindow`, ``docs/architecture.md``, "What the
+collector sees").
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import operator
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
 from typing import Any, Final, Unpack
 
 from sqsqueue import _validate
@@ -57,17 +63,237 @@ _MISSING_DEDUP = (
 #: A deduplication id sent in the last 5 minutes, and what it answers:
 #: (expires, message id, sequence number). A plain tuple, one per message
 #: sent in the window, which the collector untracks as it does records
-#: (``_message``, "the stored record").
+#: (``_message``, "the stored record"), held in blocks (:class:`_DedupWindow`).
 DedupEntry = tuple[int, str, int]
 D_EXPIRES: Final = 0
 D_MESSAGE_ID: Final = 1
 D_SEQUENCE_NUMBER: Final = 2
 
 
+#: Deduplication entries per block (the window's unit of settling and expiry).
+DEDUP_BLOCK = 4096
+#: The window's key index is split over this many dicts by the key's hash: a
+#: dict of a million keys copies itself whole when it grows (tens of
+#: milliseconds, in one send); each part grows in small steps.
+_KEY_PARTS = 256
+_KEY_MASK = _KEY_PARTS - 1
+_NEVER = 1 << 80  # later than any expiry (microseconds)
+
+
+def _atom(key: object) -> str:
+    """A deduplication key as a string: the id, or under per-group scope the
+    group and the id joined by a newline (which no FIFO id contains). A dict
+    of strings and ints is one the collector never tracks."""
+    if type(key) is str:
+        return key
+    assert isinstance(key, tuple)
+    return "\n".join(key)
+
+
+def _key_of(atom: str) -> object:
+    """The deduplication key :func:`_atom` made ``atom`` of."""
+    return tuple(atom.split("\n")) if "\n" in atom else atom
+
+
+#: How many of the newest FIFO records' extra-field tuples (of every FIFO
+#: queue: collections are the process's) are held, from a list that lives
+#: as long as this module (``_HELD_EXTRAS``; between half and all of them,
+#: at most some 250 KB however many queues there are). A young
+#: collection finds such a tuple referenced from outside the young objects,
+#: so it keeps its place before its record (created after it) instead of
+#: being moved behind it when the record is found to reach it; CPython
+#: untracks tuples in that order, so the record is untracked by its first
+#: collection rather than its second. Without it the records whose first
+#: collection is a middle-generation one (one young collection in ten) go
+#: to the oldest generation still tracked, and every block holding one stays
+#: tracked, walked by each full collection, until the next full collection.
+#: An epoch between two young collections is at most some 700 allocations,
+#: and a FIFO send allocates at least three tracked objects (its draft and
+#: its record, and the extra fields), so half of this covers one.
+_HELD = 1024
+_HELD_EXTRAS: list[tuple[Any, ...]] = []
+
+
+class _DedupWindow:
+    """The deduplication ids sent in the last 5 minutes, held where the
+    collector does not look (``docs/architecture.md``, "What the collector
+    sees"): a million sends in 5 minutes are a million entries.
+
+    Entries (:data:`DedupEntry`, tuples the collector untracks) are stored in
+    *blocks*, dicts of up to ``DEDUP_BLOCK`` entries in the order they were
+    added, which is expiry order (each expires a fixed time after it was
+    added). Adds go to the newest block; a block adds have filled is
+    *settled* when the block after next opens, copied by insertion into a
+    dict the collector never tracks (as ``_store.Records`` settles its
+    blocks). A key finds its block through ``where``: dicts of key strings to
+    block numbers, which the collector never tracks. Expiry walks the oldest
+    block with one iterator, closing the newest block if it gets there (adds
+    then open another), and drops a block once it is passed: an entry is
+    never deleted from a block, so the walk never passes a hole twice.
+    ``add``, ``get`` and expiring an entry are O(1); a settle copies a block
+    once, at most two a block opened."""
+
+    __slots__ = (
+        "blocks",
+        "closed",
+        "cursor",
+        "due",
+        "first",
+        "last",
+        "pending",
+        "settled",
+        "where",
+    )
+
+    def __init__(self) -> None:
+        #: Block number -> {key string: entry}, oldest first.
+        self.blocks: dict[int, dict[str, DedupEntry]] = {}
+        #: Per part (``hash(key string) & _KEY_MASK``): key string -> its block.
+        self.where: list[dict[str, int]] = [{} for _ in range(_KEY_PARTS)]
+        #: The oldest block's number and the newest's (blocks are numbered in
+        #: order; every number between them has its block), and whether adds
+        #: may still go to the newest.
+        self.first = 0
+        self.last = -1
+        self.closed = True
+        #: Blocks below this one were settled (or never needed it).
+        self.settled = 0
+        #: Expiry's walk of the oldest block, and the entry it stopped at.
+        self.cursor: Iterator[tuple[str, DedupEntry]] | None = None
+        self.pending: tuple[str, DedupEntry] | None = None
+        #: When the next entry expires: expiry does nothing before then.
+        self.due = _NEVER
+
+    def get(self, key: object) -> DedupEntry | None:
+        atom = _atom(key)
+        k = self.where[hash(atom) & _KEY_MASK].get(atom)
+        return None if k is None else self.blocks[k][atom]
+
+    def add(self, key: object, entry: DedupEntry, expires: int) -> None:
+        """Remember ``entry`` for ``key`` until ``expires`` (no earlier than the
+        last add's). O(1), and O(DEDUP_BLOCK) once a block to settle others."""
+        atom = _atom(key)
+        blocks = self.blocks
+        block = blocks.get(self.last)
+        if self.closed or block is None or len(block) >= DEDUP_BLOCK:
+            self.last += 1
+            block = blocks[self.last] = {}
+            self.closed = False
+            self._settle()
+        elif atom in block:
+            del block[atom]  # re-added: it moves to the end (expiry order)
+        block[atom] = entry
+        self.where[hash(atom) & _KEY_MASK][atom] = self.last
+        if self.due == _NEVER:
+            self.due = expires
+
+    def _settle(self) -> None:
+        """Copy (by insertion) the filled blocks below the previous one that are
+        still tracked, at most two: an untracked copy replaces the block; a
+        copy still tracked (an entry no collection has seen yet) is tried again
+        when the next block opens."""
+        blocks = self.blocks
+        done = 0
+        while self.settled < self.last - 1 and done < 2:
+            old = blocks.get(self.settled)
+            # The oldest block, while expiry walks it, is left as it is.
+            walked = self.cursor is not None and self.settled == self.first
+            if old is not None and not walked and gc.is_tracked(old):
+                done += 1
+                new = dict(old.items())  # by insertion: see _store.Records.opened
+                if gc.is_tracked(new):
+                    return
+                blocks[self.settled] = new
+            self.settled += 1
+
+    def expire(self, now: int) -> None:
+        """Forget the entries that ended by ``now``. O(1) when none did, else
+        O(1) per entry and block passed."""
+        if self.due > now:
+            return
+        blocks = self.blocks
+        where = self.where
+        while True:
+            k = self.first
+            if self.cursor is None:
+                if k > self.last:
+                    self.due = _NEVER
+                    return
+                if k == self.last:
+                    self.closed = True  # expiry reached it: adds open another
+                self.cursor = iter(blocks[k].items())
+            pending = self.pending
+            items = self.cursor if pending is None else chain((pending,), self.cursor)
+            self.pending = None
+            for atom, entry in items:
+                if entry[D_EXPIRES] > now:
+                    self.pending = atom, entry
+                    self.due = entry[D_EXPIRES]
+                    return
+                part = where[hash(atom) & _KEY_MASK]
+                if part.get(atom) == k:
+                    del part[atom]
+            del blocks[k]
+            self.first = k + 1
+            self.cursor = None
+
+    def clear(self) -> None:
+        self.blocks.clear()
+        for part in self.where:
+            part.clear()
+        self.closed = True
+        self.first = self.settled = self.last + 1
+        self.cursor = self.pending = None
+        self.due = _NEVER
+
+    def check(self) -> None:
+        """Every key's block holds its entry; blocks are in expiry order and
+        none expires before ``due``. O(n)."""
+        blocks = self.blocks
+        assert list(blocks) == list(range(self.first, self.last + 1)), "blocks in order"
+        assert all(blocks.values()), "a block is made for an add"
+        for i, part in enumerate(self.where):
+            for atom, k in part.items():
+                assert hash(atom) & _KEY_MASK == i and atom in blocks[k]
+                assert blocks[k][atom][D_EXPIRES] >= self.due or self.due == _NEVER
+        expires = [e[D_EXPIRES] for b in blocks.values() for e in b.values()]
+        assert all(map(operator.le, expires, expires[1:])), "blocks hold entries in expiry order"
+        assert len(blocks) == 0 or self.due != _NEVER
+
+    @property
+    def entries(self) -> Mapping[object, DedupEntry]:
+        """The live entries by deduplication key, read-only (tests, the store)."""
+        return _Entries(self)
+
+
+class _Entries(Mapping[object, DedupEntry]):
+    """A read-only view of a :class:`_DedupWindow` by deduplication key."""
+
+    __slots__ = ("_window",)
+
+    def __init__(self, window: _DedupWindow) -> None:
+        self._window = window
+
+    def __getitem__(self, key: object) -> DedupEntry:
+        entry = self._window.get(key)
+        if entry is None:
+            raise KeyError(key)
+        return entry
+
+    def __iter__(self) -> Iterator[object]:
+        for part in self._window.where:
+            for atom in part:
+                yield _key_of(atom)
+
+    def __len__(self) -> int:
+        return sum(map(len, self._window.where))
+
+
 class _Window:
     """Entries that each expire a fixed time after they were added: a dict for
     lookup and a deque in insertion order, which is expiry order. O(1) per
-    entry added or expired."""
+    entry added or expired. Receive attempts (one a receive that names one;
+    what they hold is tracked: lists, an object)."""
 
     __slots__ = ("entries", "order")
 
@@ -206,7 +432,7 @@ class FifoQueue(_BaseQueue):
         #: that is what was observed, not a documented rule.
         self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
         #: Deduplication ids sent in the last 5 minutes, and receive attempts.
-        self._dedup = _Window()
+        self._dedup = _DedupWindow()
         self._attempt_ids = _Attempts(self)
         self._attempts = self._attempt_ids
         self._windows = (self._dedup, self._attempt_ids)
@@ -253,7 +479,7 @@ class FifoQueue(_BaseQueue):
             dedup_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
         key = self._dedup_key(rec, dedup_id)
         system_md5 = system_attributes_md5(extra[X_TRACE])
-        entry = self._dedup.entries.get(key)
+        entry = self._dedup.get(key)
         if entry is not None and entry[D_EXPIRES] > now:
             # A duplicate is "accepted successfully but not delivered"; we answer
             # with the original message's id and sequence number (UNCONFIRMED
@@ -269,12 +495,13 @@ class FifoQueue(_BaseQueue):
             )
         number = self._ordering.sequence_number(self._seq + 1)  # _stamp's number
         assert number is not None
-        rec = self._stamp(
-            (*rec[:R_EXTRA], (*extra[:X_DEDUP], dedup_id, number, *extra[X_SEQNO + 1 :])),
-            now,
-            now,
-            sender_id,
-        )
+        extra = (*extra[:X_DEDUP], dedup_id, number, *extra[X_SEQNO + 1 :])
+        # Held from a long-lived list until collections have seen it: see _HELD.
+        held = _HELD_EXTRAS
+        held.append(extra)
+        if len(held) >= _HELD:
+            del held[: _HELD // 2]
+        rec = self._stamp((*rec[:R_EXTRA], extra), now, now, sender_id)
         self._enqueue(rec)
         expires = now + DEDUP_WINDOW * US
         self._dedup.add(key, (expires, rec[R_ID], number), expires)
@@ -299,8 +526,7 @@ class FifoQueue(_BaseQueue):
 
     def _dedup_entry(self, key: object) -> DedupEntry | None:
         """The window's entry for a deduplication key (``_dedup_key``), if any."""
-        entry: DedupEntry | None = self._dedup.entries.get(key)
-        return entry
+        return self._dedup.get(key)
 
     def _attempt(self, attempt_id: str) -> Attempt | None:
         """The remembered ReceiveRequestAttemptId ``attempt_id``, if any."""

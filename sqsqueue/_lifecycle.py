@@ -167,6 +167,9 @@ class Ordering(abc.ABC):
     LATEST_RECEIPT_ONLY: ClassVar[bool] = False
     #: A dead letter keeps its original enqueue time (standard) or gets a new one (FIFO).
     KEEPS_ENQUEUE_TIME: ClassVar[bool] = True
+    #: The ordering keeps the never-received records itself (FIFO's chains): the
+    #: lifecycle indexes none of them, and asks it for ``delayed`` and ``fresh_records``.
+    KEEPS_FRESH: ClassVar[bool] = False
 
     def __init__(self, life: Lifecycle) -> None:
         self.life = life
@@ -191,6 +194,18 @@ class Ordering(abc.ABC):
     def sequence_number(self, seq: int) -> int | None:
         """The SequenceNumber of the message stored with ``seq`` (FIFO only)."""
         return None
+
+    def delayed(self, now: int) -> int:
+        """How many never-received records are not receivable yet at ``now``
+        (still in their delay). O(log n) from the lifecycle's sorted index."""
+        fresh = self.life._fresh
+        count: int = len(fresh) - fresh.bisect_key_right(self.fresh_bound(now))
+        return count
+
+    def fresh_records(self) -> Iterable[_Record]:
+        """The never-received records this ordering keeps (``KEEPS_FRESH``), for
+        the lifecycle's checks."""
+        return ()
 
     def linked(self, rec: _Record) -> None:
         """``rec`` was stored (TRACKS only)."""
@@ -246,6 +261,7 @@ class Lifecycle:
         self._id_prefix, self._id_mult, self._id_offset = id_source(self._rng)
         self._tracks = self._ordering.TRACKS
         self._ready_lane = self._ordering.READY_LANE
+        self._keeps_fresh = self._ordering.KEEPS_FRESH
         self._reset_messages()
 
     def _reset_messages(self) -> None:
@@ -1001,7 +1017,8 @@ class Lifecycle:
             ):
                 ready.append(rec)
                 return
-        self._fresh.add(rec)
+        if not self._keeps_fresh:
+            self._fresh.add(rec)
 
     def _remove_fresh(self, rec: _Record) -> None:
         """Take a never-received record out of its index, before the caller
@@ -1019,7 +1036,8 @@ class Lifecycle:
             # delete, retention) from further in.
             self._ready.discard(rec)
             return
-        fresh.remove(rec)
+        if not self._keeps_fresh:
+            fresh.remove(rec)
 
     def _unindex_received(self, rec: _Record) -> None:
         if self._lane.pop(rec[R_SKEY] & SEQ_MASK, None) is None:  # key_seq, inlined
@@ -1079,10 +1097,10 @@ class Lifecycle:
     # -- counts -------------------------------------------------------------------
 
     def _counts(self, now: int) -> tuple[int, int, int]:
-        """(visible, in flight, delayed), exact. O(log n)."""
+        """(visible, in flight, delayed), exact. O(log n), and the ordering's
+        ``delayed`` (FIFO: O(1) without a queue delay)."""
         in_flight = self._in_flight(now)
-        fresh = self._fresh
-        delayed = len(fresh) - fresh.bisect_key_right(self._ordering.fresh_bound(now))
+        delayed = self._ordering.delayed(now)
         return len(self._records) - in_flight - delayed, in_flight, delayed
 
     def _in_flight(self, now: int) -> int:
@@ -1162,6 +1180,7 @@ def check_indexes(life: Lifecycle) -> None:
     parts: tuple[tuple[Iterable[_Record], bool, bool], ...] = (
         (life._ready, True, True),
         (life._fresh, True, False),
+        (life._ordering.fresh_records(), True, False),
         (lane.values(), False, False),
         (life._received, False, False),
         (life._revisible, False, False),

@@ -22,11 +22,10 @@ O(log n + k log n); nothing scans the queue.
 
 **FIFO** (:class:`FifoOrdering`), ``docs/aws-behaviour.md`` §9:
 
-* Each message group is a chain in send order, split in two: ``received``,
-  the prefix of messages received at least once (each in flight or visible
-  again), in an ``OrderedDict`` so a delete anywhere is O(1); and ``fresh``, the
-  never-received suffix, in a ``deque``. Receives always take a group's chain
-  from its head, so received messages are always a prefix.
+* Each message group is a chain in send order: the messages received at
+  least once (each in flight or visible again) first, then the
+  never-received ones. Receives always take a group's chain from its head,
+  so received messages are always a prefix.
 * A group's *receivable prefix* is the leading run of received messages that
   are visible again, followed (only if every received message is visible) by
   the fresh messages whose queue delay has ended. The first in-flight message
@@ -42,21 +41,44 @@ O(log n + k log n); nothing scans the queue.
   added when comparing, so changing DelaySeconds applies to stored messages at
   once, as AWS does for FIFO queues).
 
+None of it is an object per group or per message the collector would walk
+(``docs/architecture.md``, "What the collector sees"); everything is ints
+and strings, found by sequence number:
+
+* A chain is *links*: ``seq -> next seq`` of the same group, in blocks of
+  sequence numbers (``seq >> BLOCK_BITS``), dicts of ints the collector never
+  tracks. A record is read from the lifecycle's ``_records`` by its seq; the
+  chain never references one. A record that leaves from inside a chain (a
+  delete out of order, a dead letter) leaves its seq as a *gap*: the head
+  passes gaps when it moves on, and a receive that walks over one splices it
+  out, so each gap is passed once.
+* A group is two ints: the key it is indexed under in a heads' index (a
+  record key, whose low bits are the head's seq) and its tail seq, in dicts
+  of group id -> int split in 64 parts by the id's hash (so no single dict of
+  100,000 groups copies itself in one call when it grows). A group whose
+  chain empties is dropped.
+* Each heads' index is an :class:`IntIndex`: one key per group, sorted, in
+  tuples of up to 512 ints (chunks the collector untracks), not a list of
+  100,000 references to ints.
+* The ordering keeps the fresh records itself (``KEEPS_FRESH``): the
+  lifecycle indexes none of them, and the number still in their delay
+  (``delayed``) comes from counts of fresh records per block of sequence
+  numbers.
+
 A FIFO receive walks the groups whose head is receivable, oldest first, taking
 each group's receivable prefix until it has ``max_messages``: O(log g + k) for
-g groups.
+g groups (plus the gaps it splices out, each once). A send appends to its
+group's chain in O(1) (O(log g) for a new group); a delete or a receive
+moves a group's head in O(log g), any other message in O(1).
 """
 
 from __future__ import annotations
 
 import heapq
 import operator
-from collections import OrderedDict, deque
-from collections.abc import Iterable
-from itertools import islice
-from operator import attrgetter
-
-from sortedcontainers import SortedKeyList
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice, takewhile
 
 from sqsqueue._faults import REORDER_WINDOW
 from sqsqueue._lifecycle import Lifecycle, Ordering
@@ -76,9 +98,15 @@ from sqsqueue._message import (
     receive_base_of,
     receive_count_of,
 )
+from sqsqueue._store import BLOCK_BITS, NO_BLOCK
 
-_KEY = attrgetter("key")
-_NOWHERE, _BY_VISIBILITY, _BY_ENQUEUE = 0, 1, 2
+#: Group state is split over this many dicts by the group id's hash: a dict
+#: of 100,000 groups would copy itself whole when it grows (milliseconds,
+#: in one call); each part grows in small steps.
+_PARTS = 64
+_PART_MASK = _PARTS - 1
+#: The links of a block of sequence numbers without any (never written to).
+NO_LINKS: dict[int, int] = {}
 #: Sequence numbers are 20-digit decimals like AWS's (section 4). Their 17
 #: data digits are ``1`` then the per-queue counter and 10 random low bits, so
 #: they are strictly increasing and not consecutive; a marker digit is put
@@ -165,20 +193,93 @@ class StandardOrdering(Ordering):
         return due
 
 
-class _Group:
-    """One message group's chain (see the module docstring)."""
+#: A heads' index chunk splits in two past this many keys.
+_CHUNK_MAX = 512
 
-    __slots__ = ("fresh", "id", "key", "received", "where")
 
-    def __init__(self, group_id: str) -> None:
-        self.id = group_id
-        self.received: OrderedDict[int, _Record] = OrderedDict()
-        self.fresh: deque[_Record] = deque()
-        self.key = 0
-        self.where = _NOWHERE
+class IntIndex:
+    """A sorted set of ints (a FIFO heads' index: one key per message group)
+    held where the collector does not look: *chunks*, tuples of sorted keys,
+    which CPython untracks the first time a collection examines them (ints
+    only), in a list, with a list of each chunk's largest key to find one by.
+    A ``SortedList`` of 100,000 keys is lists of 100,000 references to ints
+    spread over the heap, which a full collection visits one by one (about
+    20 ms); here it visits a few hundred chunks and maxima.
 
-    def __repr__(self) -> str:
-        return f"_Group({self.id!r}, received={len(self.received)}, fresh={len(self.fresh)})"
+    ``add`` and ``remove`` are O(log g + _CHUNK_MAX) (the chunk is rebuilt:
+    a copy in C), the smallest key and ``len`` O(1), ``first_after``
+    O(log g), ``upto`` yields the keys up to a bound in order, O(1) each. A
+    chunk splits in two when it passes ``_CHUNK_MAX`` and goes when it is
+    emptied."""
+
+    __slots__ = ("chunks", "maxes", "size")
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[int, ...]] = []
+        self.maxes: list[int] = []
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[int]:
+        return chain.from_iterable(self.chunks)
+
+    def add(self, key: int) -> None:
+        """Add ``key``, which is not in the index."""
+        chunks, maxes = self.chunks, self.maxes
+        self.size += 1
+        if not chunks:
+            chunks.append((key,))
+            maxes.append(key)
+            return
+        i = bisect_left(maxes, key)
+        if i == len(maxes):  # past the last chunk's largest: it joins that chunk
+            i -= 1
+            chunk = chunks[i] + (key,)
+            maxes[i] = key
+        else:
+            chunk = chunks[i]
+            at = bisect_left(chunk, key)
+            chunk = (*chunk[:at], key, *chunk[at:])
+        if len(chunk) > _CHUNK_MAX:
+            half = len(chunk) >> 1
+            chunks[i : i + 1] = chunk[:half], chunk[half:]
+            maxes[i : i + 1] = chunk[half - 1], chunk[-1]
+        else:
+            chunks[i] = chunk
+
+    def remove(self, key: int) -> None:
+        """Remove ``key``, which is in the index."""
+        chunks, maxes = self.chunks, self.maxes
+        i = bisect_left(maxes, key)
+        chunk = chunks[i]
+        at = bisect_left(chunk, key)
+        assert chunk[at] == key
+        self.size -= 1
+        if len(chunk) == 1:
+            del chunks[i], maxes[i]
+            return
+        chunk = chunks[i] = (*chunk[:at], *chunk[at + 1 :])
+        maxes[i] = chunk[-1]
+
+    def first_after(self, bound: int) -> int | None:
+        """The smallest key greater than ``bound``, or None."""
+        i = bisect_right(self.maxes, bound)
+        if i == len(self.maxes):
+            return None
+        chunk = self.chunks[i]
+        return chunk[bisect_right(chunk, bound)]
+
+    def upto(self, bound: int) -> Iterator[int]:
+        """The keys up to ``bound``, in order (the index unchanged meanwhile)."""
+        return takewhile(bound.__ge__, chain.from_iterable(self.chunks))
+
+    def check(self) -> None:
+        keys = list(self)
+        assert all(map(operator.lt, keys, keys[1:])) and len(keys) == self.size
+        assert all(self.chunks) and self.maxes == [c[-1] for c in self.chunks]
+        assert all(type(c) is tuple and len(c) <= _CHUNK_MAX for c in self.chunks)
 
 
 def marker_digit(account_id: str) -> str:
@@ -203,6 +304,7 @@ class FifoOrdering(Ordering):
     TRACKS = True
     LATEST_RECEIPT_ONLY = True
     KEEPS_ENQUEUE_TIME = False  # the enqueue timestamp resets on a move to a DLQ (§9)
+    KEEPS_FRESH = True  # the chains hold them: the lifecycle indexes no fresh record
 
     def __init__(self, life: Lifecycle) -> None:
         super().__init__(life)
@@ -210,9 +312,21 @@ class FifoOrdering(Ordering):
         self.reset()
 
     def reset(self) -> None:
-        self._groups: dict[str, _Group] = {}
-        self._heads_visibility: SortedKeyList = SortedKeyList(key=_KEY)
-        self._heads_enqueue: SortedKeyList = SortedKeyList(key=_KEY)
+        #: Per part (``hash(group id) & _PART_MASK``): group id -> the key the
+        #: group is in a heads' index under (its low bits are the head's seq).
+        self._heads: list[dict[str, int]] = [{} for _ in range(_PARTS)]
+        #: Per part: group id -> the last sequence number of its chain.
+        self._tails: list[dict[str, int]] = [{} for _ in range(_PARTS)]
+        #: The chains' links, per block of sequence numbers: seq -> the next
+        #: seq of its group (``seq >> BLOCK_BITS`` -> {seq: next}).
+        self._links: dict[int, dict[int, int]] = {}
+        #: Never-received records per block of sequence numbers (``delayed``).
+        self._fresh_counts: dict[int, int] = {}
+        #: Heads received at least once, by visibility deadline (their vkey);
+        #: never-received heads by enqueue time (their vkey, the queue delay
+        #: not added). One int per group.
+        self._heads_visibility = IntIndex()
+        self._heads_enqueue = IntIndex()
 
     def _delay_us(self) -> int:
         return self.life._delay_s * US
@@ -234,110 +348,183 @@ class FifoOrdering(Ordering):
 
     # -- notifications: keep the chains -------------------------------------------
 
-    def _reindex(self, group: _Group) -> None:
-        """Keep ``group`` in the right head index under the right key. O(log g)."""
-        if group.received:
-            where, key = _BY_VISIBILITY, next(iter(group.received.values()))[R_VKEY]
-        elif group.fresh:
-            where, key = _BY_ENQUEUE, group.fresh[0][R_VKEY]
+    def _pop_link(self, seq: int) -> int | None:
+        """Unlink ``seq`` from the one after it (None: ``seq`` is a tail). O(1)."""
+        k = seq >> BLOCK_BITS
+        block = self._links.get(k)
+        if block is None:
+            return None
+        nxt = block.pop(seq, None)
+        if not block:
+            del self._links[k]
+        return nxt
+
+    def _fresh_left(self, seq: int) -> None:
+        """Record ``seq`` is no longer fresh (received or gone): its block's
+        count goes down, and goes when it reaches 0. O(1)."""
+        counts = self._fresh_counts
+        k = seq >> BLOCK_BITS
+        left = counts[k] - 1
+        if left:
+            counts[k] = left
         else:
-            where, key = _NOWHERE, 0
-        if where == group.where and key == group.key:
-            return
-        if group.where == _BY_VISIBILITY:
-            self._heads_visibility.remove(group)
-        elif group.where == _BY_ENQUEUE:
-            self._heads_enqueue.remove(group)
-        group.where, group.key = where, key
-        if where == _BY_VISIBILITY:
-            self._heads_visibility.add(group)
-        elif where == _BY_ENQUEUE:
-            self._heads_enqueue.add(group)
-        else:
-            del self._groups[group.id]
+            del counts[k]
 
     def linked(self, rec: _Record) -> None:
+        """``rec`` joins the end of its group's chain, never received (a record
+        restored as received is then ``moved``). O(1), O(log g) for a new group."""
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         gid = rec[R_EXTRA][X_GROUP]
-        assert gid is not None
-        group = self._groups.get(gid)
-        if group is None:
-            group = self._groups[gid] = _Group(gid)
-        group.fresh.append(rec)
-        if group.where == _NOWHERE:
-            self._reindex(group)
+        k = seq >> BLOCK_BITS
+        counts = self._fresh_counts
+        counts[k] = counts.get(k, 0) + 1
+        part = hash(gid) & _PART_MASK
+        tails = self._tails[part]
+        tail = tails.get(gid)
+        tails[gid] = seq
+        if tail is None:  # a new group: ``rec`` is its head
+            key = rec[R_SKEY]  # a fresh FIFO record's vkey: its enqueue key
+            self._heads[part][gid] = key
+            self._heads_enqueue.add(key)
+            return
+        links = self._links
+        block = links.get(tail >> BLOCK_BITS)
+        if block is None:
+            block = links[tail >> BLOCK_BITS] = {}
+        block[tail] = seq
 
     def unlinked(self, rec: _Record) -> None:
-        group = self._groups[rec[R_EXTRA][X_GROUP]]
+        """``rec`` left the queue (its record is gone from ``life._records``).
+        The head: the chain's next live record becomes the head (passing the
+        records that left before it, each once), O(log g). Any other: it stays
+        in the chain as a gap until the head or a receive passes it, O(1)."""
+        seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if not rec[R_COUNT]:
-            if group.fresh[0] is rec:
-                group.fresh.popleft()
-            else:  # pragma: no cover - expiry removes the oldest, which is a head
-                group.fresh.remove(rec)
+            self._fresh_left(seq)
+        gid = rec[R_EXTRA][X_GROUP]
+        part = hash(gid) & _PART_MASK
+        heads = self._heads[part]
+        key = heads[gid]
+        if key & SEQ_MASK != seq:
+            return  # not the head
+        if rec[R_COUNT]:
+            self._heads_visibility.remove(key)
         else:
-            del group.received[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
-        self._reindex(group)
+            self._heads_enqueue.remove(key)
+        blocks = self.life._records.blocks
+        nxt = self._pop_link(seq)
+        while nxt is not None:
+            head = blocks.get(nxt >> BLOCK_BITS, NO_BLOCK).get(nxt)  # records.get
+            if head is not None:
+                key = head[R_VKEY]
+                heads[gid] = key
+                if head[R_COUNT]:
+                    self._heads_visibility.add(key)
+                else:
+                    self._heads_enqueue.add(key)
+                return
+            nxt = self._pop_link(nxt)  # a gap: gone before the head
+        del heads[gid]  # the group is empty
+        del self._tails[part][gid]
 
     def moved(self, rec: _Record, was_fresh: bool) -> None:
-        # ``rec`` is the record as it is now: it takes the place of the one
-        # the chain held (same sequence number, so the same place).
-        group = self._groups[rec[R_EXTRA][X_GROUP]]
+        """``rec`` (the record as it is now) was received or re-hidden: a head
+        moves to the visibility index under its new deadline. O(log g) for a
+        head, O(1) for any other."""
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if was_fresh:
-            assert group.fresh[0][R_SKEY] == rec[R_SKEY]
-            group.fresh.popleft()
-        group.received[seq] = rec
-        self._reindex(group)
+            self._fresh_left(seq)
+        gid = rec[R_EXTRA][X_GROUP]
+        heads = self._heads[hash(gid) & _PART_MASK]
+        key = heads[gid]
+        if key & SEQ_MASK != seq:
+            return  # not the head: the chain finds its record by seq
+        if was_fresh:
+            self._heads_enqueue.remove(key)
+        else:
+            self._heads_visibility.remove(key)
+        key = heads[gid] = rec[R_VKEY]
+        self._heads_visibility.add(key)
 
     # -- consulted by the lifecycle -----------------------------------------------
 
     def select(self, now: int, limit: int, threshold: int) -> tuple[list[_Record], list[_Record]]:
         vis_bound = last_key(now)
         fresh_bound = self.fresh_bound(now)
-        shift = key_at(self._delay_us(), 0)  # a fresh head's key, as a due time
-        groups = heapq.merge(
-            self._heads_visibility.irange_key(max_key=vis_bound),
-            self._heads_enqueue.irange_key(max_key=fresh_bound),
-            key=lambda g: g.key if g.where == _BY_VISIBILITY else g.key + shift,
-        )
+        visibility, enqueue = self._heads_visibility, self._heads_enqueue
+        # The smallest keys, read from the first chunks.
+        vis_due = visibility.chunks and visibility.chunks[0][0] <= vis_bound
+        fresh_due = enqueue.chunks and enqueue.chunks[0][0] <= fresh_bound
+        heads: Iterable[int]
+        if vis_due and fresh_due:
+            # A fresh head's key, as a due time: the queue delay added (its low
+            # bits, the head's seq, unchanged).
+            shift = key_at(self._delay_us(), 0)
+            fresh_heads = enqueue.upto(fresh_bound)
+            heads = heapq.merge(
+                visibility.upto(vis_bound),
+                map(shift.__add__, fresh_heads) if shift else fresh_heads,
+            )
+        elif vis_due:
+            heads = visibility.upto(vis_bound)
+        elif fresh_due:
+            heads = enqueue.upto(fresh_bound)
+        else:
+            return [], []
+        blocks = self.life._records.blocks
+        links = self._links
         deliver: list[_Record] = []
         dead: list[_Record] = []
-        for group in groups:
+        for key in heads:
             # "Amazon SQS first attempts to return as many messages with the same
-            # message group ID as possible" (section 9).
-            locked = False
-            for rec in group.received.values():
-                if rec[R_VKEY] > vis_bound:
-                    locked = True  # in flight: the rest of the group waits
-                    break
-                if threshold and rec[R_EXTRA][X_BASE] + rec[R_COUNT] >= threshold:
-                    dead.append(rec)  # moved; the group goes on (section 9)
-                    continue
-                deliver.append(rec)
-                if len(deliver) == limit:
-                    return deliver, dead
-            if locked:
-                continue
-            for rec in group.fresh:
-                if rec[R_VKEY] > fresh_bound:
-                    break
-                if threshold and rec[R_EXTRA][X_BASE] >= threshold:
-                    dead.append(rec)  # arrived dead-lettered with its count spent
-                    continue
-                deliver.append(rec)
-                if len(deliver) == limit:
-                    return deliver, dead
+            # message group ID as possible" (section 9): the group's chain from
+            # its head (live), up to the first message in flight (the group
+            # lock) or not due yet.
+            seq = key & SEQ_MASK  # key_seq, inlined
+            rec: _Record | None = blocks[seq >> BLOCK_BITS][seq]
+            prev = seq
+            while True:
+                if rec is None:
+                    pass  # a gap: spliced out below
+                elif rec[R_COUNT]:
+                    if rec[R_VKEY] > vis_bound:
+                        break  # in flight: the rest of the group waits
+                    if threshold and rec[R_EXTRA][X_BASE] + rec[R_COUNT] >= threshold:
+                        dead.append(rec)  # moved; the group goes on (section 9)
+                    else:
+                        deliver.append(rec)
+                        if len(deliver) == limit:
+                            return deliver, dead
+                else:
+                    if rec[R_VKEY] > fresh_bound:
+                        break
+                    if threshold and rec[R_EXTRA][X_BASE] >= threshold:
+                        dead.append(rec)  # arrived dead-lettered with its count spent
+                    else:
+                        deliver.append(rec)
+                        if len(deliver) == limit:
+                            return deliver, dead
+                nxt = links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
+                if nxt is None:
+                    break  # the group's tail
+                if rec is None:
+                    # Splice the gap out (each once): ``prev`` links past it.
+                    self._pop_link(seq)
+                    links[prev >> BLOCK_BITS][prev] = nxt
+                else:
+                    prev = seq
+                seq = nxt
+                rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)  # records.get
         return deliver, dead
 
     def next_due(self, now: int) -> int | None:
         due = None
-        index = self._heads_visibility
-        i = index.bisect_key_right(last_key(now))
-        if i < len(index):
-            due = key_time(index[i].key)
-        index = self._heads_enqueue
-        i = index.bisect_key_right(self.fresh_bound(now))
-        if i < len(index):
-            t = key_time(index[i].key) + self._delay_us()
+        key = self._heads_visibility.first_after(last_key(now))
+        if key is not None:
+            due = key_time(key)
+        key = self._heads_enqueue.first_after(self.fresh_bound(now))
+        if key is not None:
+            t = key_time(key) + self._delay_us()
             due = t if due is None else min(due, t)
         oldest = self.life._oldest()
         if oldest is not None:
@@ -347,38 +534,90 @@ class FifoOrdering(Ordering):
             due = t if due is None else min(due, t)
         return due
 
-    def check(self) -> None:
-        """The chains and the heads' indexes, against the records. O(n), in
-        time too: records by sequence number, groups by id, orders in C."""
-        records = self.life._records
-        mask = SEQ_MASK
-        groups = self._groups
-        visibility, enqueue = self._heads_visibility, self._heads_enqueue
-        visibility._check()
-        enqueue._check()
+    def delayed(self, now: int) -> int:
+        """Never-received records still in the queue delay: those enqueued after
+        ``fresh_bound(now)``. FIFO records arrive in sequence order at their
+        enqueue time, so they are the never-received ones of the newest
+        records: whole blocks by their count, then the one block the bound
+        falls in, from its end. O(1) when the newest arrival is due (no queue
+        delay, or none sent in it); else O(d / BLOCK + BLOCK) for d records
+        sent within the delay."""
+        bound = self.fresh_bound(now)
+        life = self.life
+        if life._last_skey <= bound:
+            return 0
+        blocks = life._records.blocks
+        counts = self._fresh_counts
         total = 0
-        for gid, group in groups.items():
-            assert group.id == gid
-            assert group.received or group.fresh, "empty groups are dropped"
-            for seq, rec in group.received.items():
-                assert rec[R_SKEY] & mask == seq and rec[R_COUNT] > 0
-                assert rec[R_EXTRA][X_GROUP] == gid and records[seq] is rec
-            for rec in group.fresh:
-                assert rec[R_COUNT] == 0 and rec[R_EXTRA][X_GROUP] == gid
-                assert records[rec[R_SKEY] & mask] is rec
-            seqs = [*group.received, *(r[R_SKEY] & mask for r in group.fresh)]
-            assert all(map(operator.lt, seqs, seqs[1:])), "a group's chain is in send order"
-            total += len(seqs)
-            if group.received:
-                assert group.where == _BY_VISIBILITY
-                assert group.key == next(iter(group.received.values()))[R_VKEY]
-            else:
-                assert group.where == _BY_ENQUEUE
-                assert group.key == group.fresh[0][R_VKEY]
-        assert total == len(records)
-        # Each group is in the heads' index its state names, and in no other.
-        assert len(visibility) + len(enqueue) == len(groups)
-        for index, where in ((visibility, _BY_VISIBILITY), (enqueue, _BY_ENQUEUE)):
-            assert len({group.id for group in index}) == len(index)
-            for group in index:
-                assert groups.get(group.id) is group and group.where == where
+        for k in reversed(blocks):
+            block = blocks[k]
+            if not block:
+                continue
+            if next(iter(block.values()))[R_SKEY] > bound:
+                total += counts.get(k, 0)
+                continue
+            for rec in reversed(block.values()):
+                if rec[R_SKEY] <= bound:
+                    break
+                if not rec[R_COUNT]:
+                    total += 1
+            break
+        return total
+
+    def fresh_records(self) -> Iterator[_Record]:
+        # Every stored record is in its group's chain (check() asserts it):
+        # the fresh ones are the stored ones never received.
+        return (rec for rec in self.life._records.values() if not rec[R_COUNT])
+
+    def check(self) -> None:
+        """The chains, the heads' indexes and the counts, against the records.
+        O(n + g log g), each chain walked once with the lookups in locals."""
+        life = self.life
+        records = life._records
+        blocks = records.blocks
+        all_links = self._links
+        mask = SEQ_MASK
+        visibility, enqueue = self._heads_visibility, self._heads_enqueue
+        visibility.check()
+        enqueue.check()
+        assert not life._out_of_order, "FIFO records arrive in sequence order"
+        total = links = 0
+        vis_keys: list[int] = []
+        enq_keys: list[int] = []
+        fresh_counts: dict[int, int] = {}
+        for part, (heads, tails) in enumerate(zip(self._heads, self._tails, strict=True)):
+            assert heads.keys() == tails.keys()
+            for gid, key in heads.items():
+                assert hash(gid) & _PART_MASK == part
+                seq = key & mask
+                head = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
+                assert head is not None, "a chain's head is live"
+                assert head[R_VKEY] == key
+                (vis_keys if head[R_COUNT] else enq_keys).append(key)
+                prev = -1
+                fresh = False
+                while True:
+                    assert seq > prev, "a group's chain is in send order"
+                    rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
+                    if rec is not None:  # else a gap
+                        assert rec[R_SKEY] & mask == seq and rec[R_EXTRA][X_GROUP] == gid
+                        if rec[R_COUNT]:
+                            assert not fresh, "received messages are a prefix of their chain"
+                        else:
+                            fresh = True
+                            assert rec[R_VKEY] == rec[R_SKEY], "a fresh vkey: its enqueue"
+                            k = seq >> BLOCK_BITS
+                            fresh_counts[k] = fresh_counts.get(k, 0) + 1
+                        total += 1
+                    prev = seq
+                    nxt = all_links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
+                    if nxt is None:
+                        break
+                    links += 1
+                    seq = nxt
+                assert prev == tails[gid], "a chain ends at its group's tail"
+        assert total == len(records), "every record is in its group's chain"
+        assert links == sum(map(len, self._links.values())), "no link outside a chain"
+        assert all(self._links.values()), "empty link blocks go"
+        assert self._fresh_counts == fresh_counts
+        assert sorted(vis_keys) == list(visibility) and sorted(enq_keys) == list(enqueue)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
+from sqsqueue._fifo import DEDUP_BLOCK
 from sqsqueue._message import R_COUNT
 from sqsqueue._store import BLOCK, CHUNK
 
@@ -158,8 +159,57 @@ class TestFifo:
         assert_untracked(q)
 
     def test_tracked_objects_do_not_grow_with_depth(self, clock: ManualClock) -> None:
-        """With a fixed number of groups; each group's chain is tracked."""
+        """With a fixed number of groups."""
         grows_flat(FifoQueue("gc.fifo", clock=clock), fill_fifo)
+
+    def test_tracked_objects_do_not_grow_with_groups(self, clock: ManualClock) -> None:
+        """2,000 messages in 2,000 groups, then 20,000 more in 20,000 other
+        groups: a group is ints in dicts the collector never tracks and a key
+        in a heads' index chunk it untracks, its chain links in int-only
+        blocks. The old representation tracked three objects per group."""
+
+        def fill_groups(q: Queue | FifoQueue, start: int, n: int) -> None:
+            fill_fifo(q, start, n, groups=start + n)  # message i in group g<i>
+
+        q = FifoQueue("gc.fifo", clock=clock)
+        fill_groups(q, 0, 2_000)
+        before = tracked()
+        fill_groups(q, 2_000, 20_000)
+        after = tracked()
+        ordering = q._ordering
+        assert sum(map(len, ordering._heads)) == 22_000 and len(q) == 22_000
+        assert after - before < 200, f"{after - before} more tracked objects for 20,000 groups"
+        assert not any(map(gc.is_tracked, ordering._heads + ordering._tails))
+        assert not any(map(gc.is_tracked, ordering._links.values()))
+        assert not any(map(gc.is_tracked, ordering._heads_enqueue.chunks))
+
+    def test_the_deduplication_window_is_untracked(self, clock: ManualClock) -> None:
+        """The deduplication entries (a tuple each) are held in blocks and found
+        through dicts of key strings to block numbers: after collections none
+        of them is tracked, per-group keys included."""
+        for scope in ("queue", "messageGroup"):
+            q = FifoQueue("gc.fifo", clock=clock, deduplication_scope=scope)
+            fill_fifo(q, 0, 3 * DEDUP_BLOCK)
+            gc.collect()
+            gc.collect()
+            window = q._dedup
+            assert len(window.blocks) >= 3 and len(window.entries) == len(q)
+            assert not any(map(gc.is_tracked, window.blocks.values())), "a block is tracked"
+            assert not any(map(gc.is_tracked, window.where)), "a key index is tracked"
+            assert not any(gc.is_tracked(e) for b in window.blocks.values() for e in b.values())
+
+    def test_records_are_untracked_by_their_first_collection(self, clock: ManualClock) -> None:
+        """A FIFO record holds its extra fields in an inner tuple; the queue
+        keeps the newest ones referenced from a long-lived list, so one young
+        collection untracks both (else the record waits for a second one,
+        or for the next full collection), and filled blocks settle."""
+        q = FifoQueue("gc.fifo", clock=clock)
+        gc.collect()  # the queue's own objects are old by now, as in an application
+        fill_fifo(q, 0, 2 * BLOCK)
+        gc.collect(1)  # one young collection
+        assert not any(map(gc.is_tracked, q._records.values())), "a stored record is tracked"
+        fill_fifo(q, 2 * BLOCK, 2 * BLOCK)
+        assert not gc.is_tracked(q._records.blocks[0])
 
 
 class TestDurable:
