@@ -447,8 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     endpoint_table = Table(
         "The endpoint: SendMessage under wrk while the queue grows past 1,000,000",
-        "`sqsqueue serve` in its own process (its defaults: httptools, the wall clock, "
-        "the collector's default settings), one queue, wrk (one thread, 8 connections, "
+        "`sqsqueue serve` in its own process (its defaults: httptools, the wall clock; "
+        "since issue 35 it freezes what it made at startup, `docs/serving.md`), one "
+        "queue, wrk (one thread, 8 connections, "
         "`--latency`) sending the same 100-byte SendMessage (anonymous, AWS JSON 1.0) "
         "for the whole run. Latencies in ms, wrk's (corrected for coordinated omission).",
         ("tree", "requests", "stored at the end", "p50", "p99", "worst"),
