@@ -289,8 +289,9 @@ def _check_data_dir(path: str) -> None:
 
 
 def freeze_startup() -> None:
-    """Leave what the server made before its first request out of every later
-    collection: ``sqsqueue serve`` owns its process, so it collects once (the
+    """Leave what the server made while starting out of every later
+    collection: ``sqsqueue serve`` owns its process, so once it listens (a
+    request that came in meanwhile is frozen with it) it collects once (the
     records a data directory restored are untracked by it) and moves every
     object still tracked to the collector's permanent generation
     (``gc.freeze()``): the modules, the event loop, the broker's structures.
