@@ -662,85 +662,21 @@ class Lifecycle:
         receive's messages. Returns their receipt handles, and puts in ``recs``
         the records as they are now (each delivered record is replaced).
         O(k) with the lanes, O(k log n) at worst."""
-        if self._tracks or self._observers:
-            # Orderings that track records and reports go record by record.
+        if self._tracks or self._observers or len(recs) == 1:
+            # Orderings that track records and reports go record by record; so
+            # does a receive of one message, which the pass below costs more
+            # to set up than to run.
             handles = []
-            records = self._records
+            blocks = self._records.blocks
             for i, rec in enumerate(recs):
                 handles.append(self._deliver(rec, now, visibility_us))
-                recs[i] = records[rec[R_SKEY] & SEQ_MASK]  # key_seq, inlined
+                seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
+                recs[i] = blocks[seq >> BLOCK_BITS][seq]  # records[seq], inlined
             return handles
         # The tokens and handles first, from the records as they are (each
         # receipt number one up): then one pass takes each record out of its
         # index and puts its successor in.
         tokens, handles = self._receipts.issue_all(recs)
-        if len(recs) == 1:
-            # One message (a receive of one, or a queue holding one): the pass
-            # below without its set-up, the same steps in the same order.
-            old = recs[0]
-            (
-                skey,
-                _,
-                message_id,
-                body,
-                size,
-                sender,
-                count,
-                receipt_no,
-                _,
-                first,
-                _,
-                rehides,
-                extra,
-            ) = old
-            seq = skey & SEQ_MASK  # key_seq, inlined
-            if count:
-                self._unindex_received(old)
-            else:
-                ready = self._ready
-                at = ready.head_at
-                chunks = ready.chunks
-                part = chunks[0] if chunks else ready.tail
-                if at < len(part) and part[at] is old:
-                    # ReadyLane.discard's common case, inlined: the head moves on.
-                    ready.size -= 1
-                    at += 1
-                    if at == len(part):  # ReadyLane._step at the end of a chunk or the tail
-                        at = 0
-                        if chunks:
-                            chunks.popleft()
-                        else:  # the tail (``part``) is done: the lane is empty
-                            ready.tail.clear()
-                    ready.head_at = at
-                else:
-                    self._remove_fresh(old)
-            vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
-            rec = recs[0] = self._records.blocks[seq >> BLOCK_BITS][seq] = (
-                skey,
-                vkey,
-                message_id,
-                body,
-                size,
-                sender,
-                count + 1,
-                receipt_no + 1,
-                tokens[0],
-                first or now,  # a dead letter keeps its first receive
-                now + _BUDGET_US,
-                rehides,
-                extra,
-            )
-            lane = self._lane
-            if not lane:
-                self._lane_min = vkey
-                lane[seq] = rec
-            elif vkey > lane[next(reversed(lane))][R_VKEY]:  # after the lane's tail: O(1)
-                lane[seq] = rec
-            else:
-                self._received.add(rec)
-            if self._tally is not None:
-                self._tally.received += 1
-            return handles
         ready = self._ready
         chunks = ready.chunks
         lane = self._lane
