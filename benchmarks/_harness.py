@@ -532,6 +532,16 @@ def merge_targets(path: Path, verdicts: Sequence[Verdict]) -> None:
     path.write_text(text[:start] + TARGETS_HEADER + "\n" + "\n".join(rows) + text[end:])
 
 
+def publish(output: Path | None, heading: str, text: str) -> None:
+    """Print a script's section, and write it as the ``## {heading}`` section
+    of ``output`` (RESULTS.md) unless there is none (``--quick``)."""
+    print()
+    print(text)
+    if output is not None:
+        write_section(output, heading, text)
+        print(f"[bench] wrote the section {heading!r} of {output}")
+
+
 def write_section(path: Path, heading: str, text: str) -> None:
     """Replace the ``## {heading}`` section of ``path`` (or append it)."""
     old = path.read_text() if path.exists() else ""

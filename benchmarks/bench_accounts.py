@@ -38,8 +38,8 @@ from _harness import (  # noqa: E402
     loadavg,
     machine,
     progress,
+    publish,
     section_args,
-    write_section,
 )
 
 SECTION = "Accounts and regions: what routing costs a request (paired run)"
@@ -206,11 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             table.markdown(level=3),
         ]
     )
-    print()
-    print(text)
-    if args.output is not None:
-        write_section(args.output, SECTION, text)
-        print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    publish(args.output, SECTION, text)
     return 0
 
 

@@ -42,8 +42,8 @@ from _harness import (  # noqa: E402
     machine,
     pct,
     progress,
+    publish,
     section_args,
-    write_section,
 )
 
 from sqsqueue import Broker, ManualClock, SendEntry  # noqa: E402
@@ -222,11 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             *parts,
         ]
     )
-    print()
-    print(text)
-    if args.output is not None:
-        write_section(args.output, SECTION, text)
-        print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    publish(args.output, SECTION, text)
     return 0
 
 

@@ -50,9 +50,9 @@ from _harness import (  # noqa: E402
     loadavg,
     machine,
     progress,
+    publish,
     rate,
     section_args,
-    write_section,
 )
 
 from sqsqueue import Broker, ManualClock, Queue, SystemClock  # noqa: E402
@@ -396,11 +396,7 @@ def main(argv: list[str] | None = None) -> int:
             table.markdown(level=3),
         ]
     )
-    print()
-    print(text)
-    if args.output is not None:
-        write_section(args.output, SECTION, text)
-        print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    publish(args.output, SECTION, text)
     return 0
 
 

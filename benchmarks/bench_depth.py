@@ -50,8 +50,8 @@ from _harness import (  # noqa: E402
     loadavg,
     machine,
     progress,
+    publish,
     section_args,
-    write_section,
 )
 
 SECTION = "No stalls at depth: call latency while a queue grows to 1,000,000 (issue 35)"
@@ -499,11 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             *([f"![{plot.title}]({plot_name})", ""] if drawn else []),
         ]
     )
-    print()
-    print(text)
-    if args.output is not None:
-        write_section(args.output, SECTION, text)
-        print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    publish(args.output, SECTION, text)
     return 0
 
 

@@ -35,9 +35,9 @@ from _harness import (  # noqa: E402
     loadavg,
     machine,
     progress,
+    publish,
     rate,
     section_args,
-    write_section,
 )
 
 SECTION = "Metrics: what counting costs the hot path (paired run)"
@@ -121,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             table.markdown(level=3),
         ]
     )
-    print()
-    print(text)
-    if args.output is not None:
-        write_section(args.output, SECTION, text)
-        print(f"[bench] wrote the section {SECTION!r} of {args.output}")
+    publish(args.output, SECTION, text)
     return 0
 
 
