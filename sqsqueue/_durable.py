@@ -13,7 +13,10 @@ Storage is SQLite from the standard library in WAL mode, one file
 ``sqsqueue.sqlite3`` in the directory: state tables (queues, messages,
 deduplication ids, receive attempts, move tasks, deleted names) rather than a
 log, so there is nothing to compact; SQLite checkpoints its WAL itself.
-Expired deduplication ids and attempts are pruned when the broker opens.
+Expired deduplication ids and attempts are pruned when the broker opens, and
+while it runs once a minute of queue time, through their expiry indexes and at
+most ``PRUNE_ROWS`` of each a commit (a scan of the table, or one statement
+for a minute of a busy queue's ids, would stall the call that commits).
 
 What each durability level promises is in ``docs/guarantees.md``:
 
@@ -79,6 +82,11 @@ DURABILITY = ("process", "machine")
 #: How often (queue time) a running broker deletes expired deduplication ids and
 #: receive attempts from its store.
 PRUNE_EVERY = 60 * US
+#: The most expired rows of each window table one commit deletes: a minute of a
+#: busy FIFO queue's ids is hundreds of thousands of rows, which one statement
+#: would delete in one call's time. When a commit reaches it, the next commit
+#: goes on (:meth:`Store.commit`).
+PRUNE_ROWS = 1000
 
 #: The ``messages`` table: the store's ``queue`` column, then ``_message.FIELDS``.
 _MESSAGES_TABLE = (
@@ -121,6 +129,21 @@ CREATE TABLE identity (
     value TEXT NOT NULL
 );
 """
+
+#: The windows' expiry indexes, so that pruning reads the expired rows only, not
+#: the table. Part of every store; a store made before them (same schema
+#: version: nothing else changed) gets them when it is opened.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS dedup_expires ON dedup (expires);
+CREATE INDEX IF NOT EXISTS attempts_expires ON attempts (expires);
+"""
+#: Deletes up to ``PRUNE_ROWS`` expired rows of a window table (by its index).
+_PRUNE = {
+    "dedup": "DELETE FROM dedup WHERE (queue, key) IN "
+    "(SELECT queue, key FROM dedup WHERE expires <= ? LIMIT ?)",
+    "attempts": "DELETE FROM attempts WHERE (queue, attempt) IN "
+    "(SELECT queue, attempt FROM attempts WHERE expires <= ? LIMIT ?)",
+}
 
 # A record is written and read back through these statements, derived from
 # ``_message.FIELDS`` once, here (constants only are formatted into them, never
@@ -434,9 +457,11 @@ class Store:
             if not existed:
                 # One transaction: a crash leaves either no table or the whole store.
                 db.executescript(
-                    f"BEGIN;\n{_SCHEMA}\nPRAGMA application_id={APPLICATION_ID};\n"
+                    f"BEGIN;\n{_SCHEMA}{_INDEXES}\nPRAGMA application_id={APPLICATION_ID};\n"
                     f"PRAGMA user_version={SCHEMA_VERSION};\nCOMMIT;"
                 )
+            else:
+                db.executescript(f"BEGIN;\n{_INDEXES}\nCOMMIT;")
         except StorageError:
             db.close()
             raise
@@ -535,10 +560,15 @@ class Store:
                 if prune_at is not None:
                     # The windows forget their ids lazily in memory; the store forgets
                     # them here, so a long-running broker's file does not grow with
-                    # every id it ever saw (O(rows) once a minute of queue time).
-                    self.pruned_at = prune_at
-                    db.execute("DELETE FROM dedup WHERE expires <= ?", (prune_at,))
-                    db.execute("DELETE FROM attempts WHERE expires <= ?", (prune_at,))
+                    # every id it ever saw: once a minute of queue time, up to
+                    # PRUNE_ROWS of each table a commit (through the expiry indexes:
+                    # O(rows deleted x log rows)) until none has expired.
+                    done = True
+                    for prune in _PRUNE.values():
+                        if db.execute(prune, (prune_at, PRUNE_ROWS)).rowcount >= PRUNE_ROWS:
+                            done = False  # more may have expired: the next commit goes on
+                    if done:
+                        self.pruned_at = prune_at
                 if tasks is not None:
                     db.execute("DELETE FROM tasks")
                     db.executemany(
@@ -666,7 +696,8 @@ class Store:
         return [MoveTask(**json.loads(task)) for (task,) in rows]
 
     def prune(self, now: int) -> None:
-        """Forget deduplication ids and attempts that ended before ``now``."""
+        """Forget deduplication ids and attempts that ended before ``now``
+        (at open: all of them in one transaction, through the expiry indexes)."""
         with _transaction(self.db):
             self.db.execute("DELETE FROM dedup WHERE expires <= ?", (now,))
             self.db.execute("DELETE FROM attempts WHERE expires <= ?", (now,))

@@ -50,6 +50,16 @@ def store(tmp_path: Path, clock: ManualClock) -> Iterator[Reopener]:
     r.broker.close()
 
 
+def _count(path: Path, table: str) -> int:
+    """Rows of ``table`` in the store, read beside the broker (WAL)."""
+    db = sqlite3.connect(path / DB_NAME)
+    try:
+        count: int = db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return count
+    finally:
+        db.close()
+
+
 def standard(b: Broker[Any], name: str = "jobs") -> Queue:
     q = b.get_queue(name)
     assert isinstance(q, Queue)
@@ -270,6 +280,30 @@ class TestFifo:
         assert stored() == (1, 0)
         assert len(fifo(store.reopen())) == 11  # the messages themselves stay
 
+    def test_a_long_prune_goes_on_over_several_commits(
+        self, store: Reopener, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A commit deletes at most PRUNE_ROWS expired rows of each window, so a
+        minute of a busy queue's ids does not stall one call; the commits after
+        it go on until none has expired, and no live id goes with them."""
+        monkeypatch.setattr(_durable, "PRUNE_ROWS", 3)
+        q = self.make(store.broker)
+        for i in range(10):
+            q.send(f"old{i}", group_id="g")
+        clock.advance(301)  # every id above has ended
+        live = q.send("live", group_id="g")
+        counts = [_count(store.path, "dedup")]  # the prune commit: 3 of the 10 gone
+        for i in range(4):
+            q.send(f"new{i}", group_id="g")
+            counts.append(_count(store.path, "dedup"))
+        # 10 old + live - 3 = 8; each send then adds one and deletes up to 3
+        # (the third finds the last old one), and the fourth prunes no more
+        assert counts == [8, 6, 4, 4, 5]
+        assert q.send("live", group_id="g").message_id == live.message_id  # kept
+        clock.advance(61)  # the next minute's prune has nothing left but live ids
+        q.send("later", group_id="g")
+        assert _count(store.path, "dedup") == 6
+
     def test_receive_attempts_replay_after_a_restart(
         self, store: Reopener, clock: ManualClock
     ) -> None:
@@ -375,6 +409,26 @@ class TestTheSchema:
         assert tables["messages"] == V1_MESSAGES
         assert db.execute("PRAGMA user_version").fetchone() == (1,)
         assert db.execute("PRAGMA application_id").fetchone() == (0x53515351,)
+        db.close()
+
+    def test_pruning_reads_the_expiry_indexes_not_the_tables(
+        self, tmp_path: Path, clock: ManualClock
+    ) -> None:
+        """The windows' prune finds expired rows through an index on ``expires``
+        (a scan of a million ids stalled a send for 100 ms); a store made before
+        the indexes gets them when it is opened."""
+        Broker(clock=clock, data_dir=tmp_path).close()
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        for table, prune in _durable._PRUNE.items():
+            plan = " ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {prune}", (0, 1)))
+            assert f"INDEX {table}_expires (expires<?)" in plan, plan
+            assert f"SCAN {table}" not in plan, plan
+        db.executescript("DROP INDEX dedup_expires; DROP INDEX attempts_expires;")
+        db.close()
+        Broker(clock=clock, data_dir=tmp_path).close()
+        db = sqlite3.connect(tmp_path / DB_NAME)
+        indexes = db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql NOT NULL")
+        assert sorted(name for (name,) in indexes) == ["attempts_expires", "dedup_expires"]
         db.close()
 
     def test_every_column_holds_its_field_and_comes_back(
