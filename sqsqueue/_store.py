@@ -43,7 +43,15 @@ from itertools import chain
 from sqsqueue._message import R_SKEY, R_VKEY, SEQ_MASK, _Record
 
 #: A block holds the records of ``1 << BLOCK_BITS`` consecutive sequence numbers.
-BLOCK_BITS = 12
+#: 1,024: a receive writes its message's next record into the block, which the
+#: collector then tracks (and walks, whole) until the next full collection
+#: finds it clean. A standard queue's receives dirty the one or two blocks at
+#: its head; a FIFO queue's take each group's messages in order, wherever they
+#: are, and dirty a block at each place its groups' next messages are, so the
+#: first full collection after a steady FIFO load walked some 50,000 records
+#: in 4,096-record blocks and 17,000 in blocks of 1,024. Smaller still would
+#: settle (and run the balanced load's young collection) more often for less.
+BLOCK_BITS = 10
 BLOCK = 1 << BLOCK_BITS
 #: The ready lane's records per chunk.
 CHUNK = 64
