@@ -21,15 +21,18 @@ the package.
 from __future__ import annotations
 
 import abc
-import asyncio
 import contextlib
 import math
 import threading
 import time
 from numbers import Real
+from typing import TYPE_CHECKING, Any
 
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
+
+if TYPE_CHECKING:  # asyncio is imported where a waiter uses a loop: see _asyncio
+    import asyncio
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "Waiter"]
 
@@ -61,7 +64,7 @@ class Waiter:
             return
         loop, fut = self._loop, self._future
         assert loop is not None and fut is not None
-        if asyncio._get_running_loop() is loop:
+        if _asyncio()._get_running_loop() is loop:
             _resolve(fut)  # on the loop's own thread: no wake-up of the loop needed
             return
         # A closed loop raises RuntimeError: nobody is waiting any more.
@@ -90,6 +93,7 @@ class Waiter:
         """Suspend the calling task until woken or ``timeout`` seconds pass."""
         fut = self._future
         assert fut is not None, "a thread waiter cannot be awaited"
+        asyncio = _asyncio()
         if timeout is None:
             await asyncio.shield(fut)
             return True
@@ -98,6 +102,17 @@ class Waiter:
             return fut.done()
         done, _ = await asyncio.wait({fut}, timeout=timeout)
         return bool(done)
+
+
+def _asyncio() -> Any:
+    """The asyncio module, imported by whoever runs the loop a waiter serves.
+    ``import sqsqueue`` does not import it: asyncio and what it brings (ssl,
+    concurrent.futures) are some 5,700 objects that every full collection of
+    the application's collector would walk (``docs/architecture.md``, "What the
+    collector sees"), in a process that may never run a loop."""
+    import asyncio
+
+    return asyncio
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
@@ -201,6 +216,7 @@ def _alone_in_thread() -> bool:
 def _alone_in_loop() -> bool:
     """True when neither another thread, nor another asyncio task, nor a
     callback the loop is to run later (``loop.call_later``) could act."""
+    asyncio = _asyncio()
     if not _alone_in_thread() or len(asyncio.all_tasks()) > 1:
         return False
     # The loop's timer list is asyncio's own; read it where it is there (a loop

@@ -15,15 +15,17 @@ queue is :class:`Pollable`, so this module imports no queue class.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Generator
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from sqsqueue._clock import Clock, Waiter
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import US
+
+if TYPE_CHECKING:  # imported by whoever runs a loop (_clock._asyncio)
+    import asyncio
 
 T = TypeVar("T")
 #: What a poll yields to its driver: the waiter and when to stop waiting (µs);

@@ -17,12 +17,11 @@ Every function is handed the queue; what it uses of it is :class:`Receivable`.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from sqsqueue import _deadletter, _faults, _limits, _validate
 from sqsqueue._deadletter import Redrivable
@@ -35,6 +34,9 @@ from sqsqueue._polling import long_poll as _poll_loop
 from sqsqueue._settings import ALL, Operating, names_of
 from sqsqueue._store import Records
 from sqsqueue.errors import OverLimit
+
+if TYPE_CHECKING:  # imported by whoever runs a loop (_clock._asyncio)
+    import asyncio
 
 T = TypeVar("T")
 
@@ -273,6 +275,8 @@ async def receive_async(queue: Receivable, views: Views[T], plan: ReceivePlan) -
     """:func:`receive` for asyncio: a long poll suspends the task, never the loop."""
     if plan.wait == 0:
         return short_poll(queue, views, plan)
+    import asyncio  # the caller's loop imported it (_clock._asyncio)
+
     loop = asyncio.get_running_loop()
     return _counted(queue, await run_async(long_poll(queue, views, plan, loop), queue._clock))
 
