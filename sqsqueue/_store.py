@@ -159,8 +159,17 @@ class Records:
         once, as CPython's own would have: a few thousand records, about a
         millisecond, at most once per ``BLOCK`` messages sent, and only in such
         a load. Nothing else: no threshold changes, and an application that
-        disabled the collector gets no collection (the block is tried again)."""
+        disabled the collector gets no collection (the block is tried again).
+
+        First, the block sends filled before ``k`` goes if it is empty: a
+        delete keeps the block sends are filling when it empties it (sends
+        would make it again at once), so a queue emptied while its newest
+        block filled (a consumer that keeps up) leaves it empty, and only
+        here, when sends move on, is it certainly done with."""
         blocks = self.blocks
+        before = blocks.get(k - 1)
+        if before is not None and not before:
+            del blocks[k - 1]
         done = 0
         while self.settled < k - 1 and done < 2:
             old = blocks.get(self.settled)

@@ -151,6 +151,46 @@ class TestStandard:
         assert_untracked(q)
 
 
+@pytest.mark.parametrize("how", ["one at a time", "batches", "fifo"])
+def test_a_block_emptied_while_sends_fill_it_goes_when_they_move_on(
+    clock: ManualClock, how: str
+) -> None:
+    """A consumer that keeps up empties each block while sends are still
+    filling it; the delete keeps that block (sends would make it again at once),
+    and it goes when sends open the next: no empty block stays behind the
+    tail (the stress suite found them with blocks of 1,024)."""
+    q: Queue | FifoQueue
+    if how == "fifo":
+        q = FifoQueue("q.fifo", clock=clock, content_based_deduplication=True)
+    else:
+        q = Queue("q", clock=clock)
+    if how == "batches":
+        # Sequence numbers start at 1: seven messages, then batches of 8 end
+        # where blocks end (8 divides BLOCK), so a batch's delete empties one.
+        q.send_batch([f"m{k}" for k in range(7)])
+        handles: list[str] = []
+        while len(handles) < 7:
+            handles += [m.receipt_handle for m in q.receive(10)]
+        q.delete_batch(handles)
+        for i in range(2 * BLOCK // 8 + 3):
+            q.send_batch([f"m{i}-{k}" for k in range(8)])
+            handles = []
+            while len(handles) < 8:  # a short poll may answer with fewer
+                handles += [m.receipt_handle for m in q.receive(10)]
+            q.delete_batch(handles)
+    else:
+        for i in range(2 * BLOCK + 20):
+            if isinstance(q, FifoQueue):
+                q.send(f"m{i}", group_id="g")
+            else:
+                q.send(f"m{i}")
+            [m] = q.receive()
+            q.delete(m.receipt_handle)
+    blocks = q._records.blocks
+    assert list(blocks) == [q._records.tail] and not blocks[q._records.tail]
+    q._check()
+
+
 class TestFifo:
     def test_stored_messages_are_untracked(self, clock: ManualClock) -> None:
         q = FifoQueue("gc.fifo", clock=clock)
