@@ -26,12 +26,18 @@ import math
 import threading
 import time
 from numbers import Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqsqueue._validate import show
 from sqsqueue.errors import InvalidParameterValue
 
-if TYPE_CHECKING:  # asyncio is imported where a waiter uses a loop: see _asyncio
+# asyncio is imported inside the functions that use a loop, never by ``import
+# sqsqueue``: whoever runs the loop imported it already. asyncio and what it
+# brings (ssl, concurrent.futures) were 4,200 of the 22,750 objects a process
+# that imported sqsqueue had tracked, which every full collection walks
+# (``docs/architecture.md``, "What the collector sees"), in a process that may
+# never run a loop. ``_polling`` and ``_receive`` do the same.
+if TYPE_CHECKING:
     import asyncio
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "Waiter"]
@@ -64,7 +70,9 @@ class Waiter:
             return
         loop, fut = self._loop, self._future
         assert loop is not None and fut is not None
-        if _asyncio()._get_running_loop() is loop:
+        import asyncio  # the loop's owner imported it (see the imports)
+
+        if asyncio._get_running_loop() is loop:
             _resolve(fut)  # on the loop's own thread: no wake-up of the loop needed
             return
         # A closed loop raises RuntimeError: nobody is waiting any more.
@@ -93,7 +101,8 @@ class Waiter:
         """Suspend the calling task until woken or ``timeout`` seconds pass."""
         fut = self._future
         assert fut is not None, "a thread waiter cannot be awaited"
-        asyncio = _asyncio()
+        import asyncio  # the loop's owner imported it (see the imports)
+
         if timeout is None:
             await asyncio.shield(fut)
             return True
@@ -102,18 +111,6 @@ class Waiter:
             return fut.done()
         done, _ = await asyncio.wait({fut}, timeout=timeout)
         return bool(done)
-
-
-def _asyncio() -> Any:
-    """The asyncio module, imported by whoever runs the loop a waiter serves.
-    ``import sqsqueue`` does not import it: asyncio and what it brings (ssl,
-    concurrent.futures) were 4,200 of the 22,750 objects a process that
-    imported sqsqueue had tracked, which every full collection walks
-    (``docs/architecture.md``, "What the collector sees"), in a process that
-    may never run a loop."""
-    import asyncio
-
-    return asyncio
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
@@ -217,7 +214,8 @@ def _alone_in_thread() -> bool:
 def _alone_in_loop() -> bool:
     """True when neither another thread, nor another asyncio task, nor a
     callback the loop is to run later (``loop.call_later``) could act."""
-    asyncio = _asyncio()
+    import asyncio  # the loop's owner imported it (see the imports)
+
     if not _alone_in_thread() or len(asyncio.all_tasks()) > 1:
         return False
     # The loop's timer list is asyncio's own; read it where it is there (a loop

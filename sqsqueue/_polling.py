@@ -24,7 +24,7 @@ from sqsqueue._clock import Clock, Waiter
 from sqsqueue._lifecycle import Ordering
 from sqsqueue._limits import US
 
-if TYPE_CHECKING:  # imported by whoever runs a loop (_clock._asyncio)
+if TYPE_CHECKING:  # imported by whoever runs a loop (see _clock's imports)
     import asyncio
 
 T = TypeVar("T")

@@ -35,7 +35,7 @@ from sqsqueue._settings import ALL, Operating, names_of
 from sqsqueue._store import Records
 from sqsqueue.errors import OverLimit
 
-if TYPE_CHECKING:  # imported by whoever runs a loop (_clock._asyncio)
+if TYPE_CHECKING:  # imported by whoever runs a loop (see _clock's imports)
     import asyncio
 
 T = TypeVar("T")
@@ -275,7 +275,7 @@ async def receive_async(queue: Receivable, views: Views[T], plan: ReceivePlan) -
     """:func:`receive` for asyncio: a long poll suspends the task, never the loop."""
     if plan.wait == 0:
         return short_poll(queue, views, plan)
-    import asyncio  # the caller's loop imported it (_clock._asyncio)
+    import asyncio  # the caller's loop imported it (see _clock's imports)
 
     loop = asyncio.get_running_loop()
     return _counted(queue, await run_async(long_poll(queue, views, plan, loop), queue._clock))
