@@ -12,17 +12,17 @@ collector sees").
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import operator
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any, Final, Unpack
 
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._faults import Faults
+from sqsqueue._lifecycle import message_id
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import (
     R_BODY,
@@ -30,6 +30,9 @@ from sqsqueue._message import (
     R_ID,
     R_RECEIPT,
     R_REHIDES,
+    R_SKEY,
+    SEQ_BITS,
+    SEQ_MASK,
     X_ATTRS_MD5,
     X_DEDUP,
     X_SEQNO,
@@ -39,6 +42,7 @@ from sqsqueue._message import (
     dedup_id_of,
     extra_of,
     group_id_of,
+    key_time,
     receipt_no_of,
     receive_cap_of,
     rehides_of,
@@ -61,23 +65,26 @@ _MISSING_DEDUP = (
 
 
 #: A deduplication id sent in the last 5 minutes, and what it answers:
-#: (expires, message id, sequence number). A plain tuple, one per message
-#: sent in the window, which the collector untracks as it does records
-#: (``_message``, "the stored record"), held in blocks (:class:`_DedupWindow`).
+#: (expires, message id, sequence number). What the window gives readers;
+#: what it holds for a message sent here is less (:class:`_DedupWindow`).
 DedupEntry = tuple[int, str, int]
 D_EXPIRES: Final = 0
 D_MESSAGE_ID: Final = 1
 D_SEQUENCE_NUMBER: Final = 2
+#: What the window holds for a key: the sent record's ``R_SKEY`` (its send
+#: time and sequence number, from which the entry derives), or, for an entry
+#: restored from a durable store, the entry itself.
+DedupValue = int | DedupEntry
 
-
-#: Deduplication entries per block (the window's unit of settling and expiry).
-DEDUP_BLOCK = 4096
+#: Keys per chunk of the window's add order (a tuple the collector untracks).
+DEDUP_BLOCK = 1024
 #: The window's key index is split over this many dicts by the key's hash: a
 #: dict of a million keys copies itself whole when it grows (tens of
 #: milliseconds, in one send); each part grows in small steps.
 _KEY_PARTS = 256
 _KEY_MASK = _KEY_PARTS - 1
 _NEVER = 1 << 80  # later than any expiry (microseconds)
+_WINDOW_US = DEDUP_WINDOW * US
 
 
 def _atom(key: object) -> str:
@@ -119,146 +126,122 @@ class _DedupWindow:
     collector does not look (``docs/architecture.md``, "What the collector
     sees"): a million sends in 5 minutes are a million entries.
 
-    Entries (:data:`DedupEntry`, tuples the collector untracks) are stored in
-    *blocks*, dicts of up to ``DEDUP_BLOCK`` entries in the order they were
-    added, which is expiry order (each expires a fixed time after it was
-    added). Adds go to the newest block; a block adds have filled is
-    *settled* when the block after next opens, copied by insertion into a
-    dict the collector never tracks (as ``_store.Records`` settles its
-    blocks). A key finds its block through ``where``: dicts of key strings to
-    block numbers, which the collector never tracks. Expiry walks the oldest
-    block with one iterator, closing the newest block if it gets there (adds
-    then open another), and drops a block once it is passed: an entry is
-    never deleted from a block, so the walk never passes a hole twice.
-    ``add``, ``get`` and expiring an entry are O(1); a settle copies a block
-    once, at most two a block opened."""
+    * ``where``: key string -> :data:`DedupValue`, split over ``_KEY_PARTS``
+      dicts by the key's hash. For a message sent here the value is its
+      record's send key, the very int object the record holds: its expiry
+      is its send time plus 5 minutes and its message id and sequence number
+      derive from its sequence number (``resolve``), so an entry costs a
+      dict slot and no object of its own. Dicts of strings and ints are
+      never tracked.
+    * The add order, which is expiry order (each entry ends a fixed time
+      after its send): the keys in *chunks*, tuples of ``DEDUP_BLOCK`` key
+      strings (which the collector untracks), and a ``tail`` list filling
+      the next. Expiry reads keys from the head and drops each whose entry
+      ended; it stops at the first that has not.
 
-    __slots__ = (
-        "blocks",
-        "closed",
-        "cursor",
-        "due",
-        "first",
-        "last",
-        "pending",
-        "settled",
-        "where",
-    )
+    A key is added only when it has no live entry, and every expired entry
+    is gone before an add (``_advance`` expires the windows first), so a key
+    is in the order once. Should an expired entry not yet dropped be added
+    again, the order holds the key twice and expiry stops at the first until
+    the new entry ends: late, never wrong (``get`` answers by the value).
+    ``get``, ``add`` and expiring an entry are O(1)."""
 
-    def __init__(self) -> None:
-        #: Block number -> {key string: entry}, oldest first.
-        self.blocks: dict[int, dict[str, DedupEntry]] = {}
-        #: Per part (``hash(key string) & _KEY_MASK``): key string -> its block.
-        self.where: list[dict[str, int]] = [{} for _ in range(_KEY_PARTS)]
-        #: The oldest block's number and the newest's (blocks are numbered in
-        #: order; every number between them has its block), and whether adds
-        #: may still go to the newest.
-        self.first = 0
-        self.last = -1
-        self.closed = True
-        #: Blocks below this one were settled (or never needed it).
-        self.settled = 0
-        #: Expiry's walk of the oldest block, and the entry it stopped at.
-        self.cursor: Iterator[tuple[str, DedupEntry]] | None = None
-        self.pending: tuple[str, DedupEntry] | None = None
-        #: When the next entry expires: expiry does nothing before then.
+    __slots__ = ("chunks", "due", "head_at", "resolve", "tail", "where")
+
+    def __init__(self, resolve: Callable[[int], DedupEntry]) -> None:
+        #: The entry of a message sent here, from its record's send key.
+        self.resolve = resolve
+        #: Per part (``hash(key string) & _KEY_MASK``): key string -> value.
+        self.where: list[dict[str, DedupValue]] = [{} for _ in range(_KEY_PARTS)]
+        self.chunks: deque[tuple[str, ...]] = deque()
+        self.tail: list[str] = []
+        #: Where the oldest key is in the first chunk (or the tail).
+        self.head_at = 0
+        #: When the oldest entry ends: expiry does nothing before then.
         self.due = _NEVER
+
+    @staticmethod
+    def _expires(value: DedupValue) -> int:
+        if isinstance(value, int):
+            return (value >> SEQ_BITS) + _WINDOW_US  # key_time, inlined
+        return value[D_EXPIRES]
 
     def get(self, key: object) -> DedupEntry | None:
         atom = _atom(key)
-        k = self.where[hash(atom) & _KEY_MASK].get(atom)
-        return None if k is None else self.blocks[k][atom]
+        value = self.where[hash(atom) & _KEY_MASK].get(atom)
+        if value is None or isinstance(value, tuple):
+            return value
+        return self.resolve(value)
 
-    def add(self, key: object, entry: DedupEntry, expires: int) -> None:
-        """Remember ``entry`` for ``key`` until ``expires`` (no earlier than the
-        last add's). O(1), and O(DEDUP_BLOCK) once a block to settle others."""
+    def add(self, key: object, value: DedupValue) -> None:
+        """Remember ``value`` for ``key`` (see the class docstring). O(1), and
+        O(DEDUP_BLOCK) once a chunk (a tuple of its keys)."""
         atom = _atom(key)
-        blocks = self.blocks
-        block = blocks.get(self.last)
-        if self.closed or block is None or len(block) >= DEDUP_BLOCK:
-            self.last += 1
-            block = blocks[self.last] = {}
-            self.closed = False
-            self._settle()
-        elif atom in block:
-            del block[atom]  # re-added: it moves to the end (expiry order)
-        block[atom] = entry
-        self.where[hash(atom) & _KEY_MASK][atom] = self.last
+        self.where[hash(atom) & _KEY_MASK][atom] = value
+        tail = self.tail
+        tail.append(atom)
+        if len(tail) == DEDUP_BLOCK:
+            self.chunks.append(tuple(tail))
+            tail.clear()
         if self.due == _NEVER:
-            self.due = expires
-
-    def _settle(self) -> None:
-        """Copy (by insertion) the filled blocks below the previous one that are
-        still tracked, at most two: an untracked copy replaces the block; a
-        copy still tracked (an entry no collection has seen yet) is tried again
-        when the next block opens."""
-        blocks = self.blocks
-        done = 0
-        while self.settled < self.last - 1 and done < 2:
-            old = blocks.get(self.settled)
-            # The oldest block, while expiry walks it, is left as it is.
-            walked = self.cursor is not None and self.settled == self.first
-            if old is not None and not walked and gc.is_tracked(old):
-                done += 1
-                new = dict(old.items())  # by insertion: see _store.Records.opened
-                if gc.is_tracked(new):
-                    return
-                blocks[self.settled] = new
-            self.settled += 1
+            self.due = self._expires(value)
 
     def expire(self, now: int) -> None:
         """Forget the entries that ended by ``now``. O(1) when none did, else
-        O(1) per entry and block passed."""
+        O(1) per key passed."""
         if self.due > now:
             return
-        blocks = self.blocks
         where = self.where
+        chunks = self.chunks
+        at = self.head_at
+        part = chunks[0] if chunks else self.tail
         while True:
-            k = self.first
-            if self.cursor is None:
-                if k > self.last:
+            if at == len(part):
+                if part is self.tail:  # everything added has ended
+                    self.tail.clear()
+                    self.head_at = 0
                     self.due = _NEVER
                     return
-                if k == self.last:
-                    self.closed = True  # expiry reached it: adds open another
-                self.cursor = iter(blocks[k].items())
-            pending = self.pending
-            items = self.cursor if pending is None else chain((pending,), self.cursor)
-            self.pending = None
-            for atom, entry in items:
-                if entry[D_EXPIRES] > now:
-                    self.pending = atom, entry
-                    self.due = entry[D_EXPIRES]
+                chunks.popleft()
+                at = 0
+                part = chunks[0] if chunks else self.tail
+                continue
+            atom = part[at]
+            keys = where[hash(atom) & _KEY_MASK]
+            value = keys.get(atom)
+            if value is not None:
+                expires = self._expires(value)
+                if expires > now:
+                    self.head_at = at
+                    self.due = expires
                     return
-                part = where[hash(atom) & _KEY_MASK]
-                if part.get(atom) == k:
-                    del part[atom]
-            del blocks[k]
-            self.first = k + 1
-            self.cursor = None
+                del keys[atom]
+            at += 1
 
     def clear(self) -> None:
-        self.blocks.clear()
         for part in self.where:
             part.clear()
-        self.closed = True
-        self.first = self.settled = self.last + 1
-        self.cursor = self.pending = None
+        self.chunks.clear()
+        self.tail.clear()
+        self.head_at = 0
         self.due = _NEVER
 
+    def order(self) -> Iterator[str]:
+        """The keys from the head, in add order (tests and checks). O(n)."""
+        first = True
+        for part in chain(self.chunks, (self.tail,)):
+            yield from part[self.head_at :] if first else part
+            first = False
+
     def check(self) -> None:
-        """Every key's block holds its entry; blocks are in expiry order and
-        none expires before ``due``. O(n)."""
-        blocks = self.blocks
-        assert list(blocks) == list(range(self.first, self.last + 1)), "blocks in order"
-        assert all(blocks.values()), "a block is made for an add"
-        for i, part in enumerate(self.where):
-            for atom, k in part.items():
-                assert hash(atom) & _KEY_MASK == i and atom in blocks[k]
-                assert blocks[k][atom][D_EXPIRES] >= self.due or self.due == _NEVER
-        expires = [e[D_EXPIRES] for b in blocks.values() for e in b.values()]
-        assert all(map(operator.le, expires, expires[1:])), "blocks hold entries in expiry order"
-        assert len(blocks) == 0 or self.due != _NEVER
+        """Every key is in the order once, with entries in expiry order, none
+        ending before ``due``. O(n)."""
+        order = [atom for atom in self.order() if atom in self.where[hash(atom) & _KEY_MASK]]
+        assert len(order) == len(set(order)) == sum(map(len, self.where)), "each key in order once"
+        expires = [self._expires(self.where[hash(a) & _KEY_MASK][a]) for a in order]
+        assert all(map(operator.le, expires, expires[1:])), "the order is expiry order"
+        assert not expires or self.due <= expires[0]
+        assert all(len(c) == DEDUP_BLOCK for c in self.chunks) and len(self.tail) < DEDUP_BLOCK
 
     @property
     def entries(self) -> Mapping[object, DedupEntry]:
@@ -432,7 +415,7 @@ class FifoQueue(_BaseQueue):
         #: that is what was observed, not a documented rule.
         self._dedup_by_group = self._values["DeduplicationScope"] == "messageGroup"
         #: Deduplication ids sent in the last 5 minutes, and receive attempts.
-        self._dedup = _DedupWindow()
+        self._dedup = _DedupWindow(self._resolve_dedup)
         self._attempt_ids = _Attempts(self)
         self._attempts = self._attempt_ids
         self._windows = (self._dedup, self._attempt_ids)
@@ -503,8 +486,9 @@ class FifoQueue(_BaseQueue):
             del held[: _HELD // 2]
         rec = self._stamp((*rec[:R_EXTRA], extra), now, now, sender_id)
         self._enqueue(rec)
-        expires = now + DEDUP_WINDOW * US
-        self._dedup.add(key, (expires, rec[R_ID], number), expires)
+        # The record's send key stands for the entry (_DedupWindow): its id
+        # and number are those of its sequence number, its expiry 5 minutes on.
+        self._dedup.add(key, rec[R_SKEY])
         return SendResult(rec[R_ID], body, extra[X_ATTRS_MD5], system_md5, str(number))
 
     def _check(self) -> None:
@@ -524,6 +508,15 @@ class FifoQueue(_BaseQueue):
         self._dedup_by_group = state["dedup_by_group"]
         super()._restore_state(state, records)
 
+    def _resolve_dedup(self, skey: int) -> DedupEntry:
+        """The deduplication entry of the message sent here under send key
+        ``skey`` (what _commit gave the window). O(1)."""
+        seq = skey & SEQ_MASK  # key_seq, inlined
+        number = self._ordering.sequence_number(seq)
+        assert number is not None
+        source = (self._id_prefix, self._id_mult, self._id_offset)
+        return (key_time(skey) + _WINDOW_US, message_id(source, seq), number)
+
     def _dedup_entry(self, key: object) -> DedupEntry | None:
         """The window's entry for a deduplication key (``_dedup_key``), if any."""
         return self._dedup.get(key)
@@ -539,6 +532,6 @@ class FifoQueue(_BaseQueue):
         """Take back a store's deduplication entries and receive attempts,
         oldest first (no reports). O(entries)."""
         for key, entry in dedup:
-            self._dedup.add(key, entry, entry[D_EXPIRES])
+            self._dedup.add(key, entry)
         for attempt_id, attempt in attempts:
             self._attempt_ids.add(attempt_id, attempt, attempt.expires)

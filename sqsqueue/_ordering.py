@@ -46,9 +46,10 @@ None of it is an object per group or per message the collector would walk
 and strings, found by sequence number:
 
 * A chain is *links*: ``seq -> next seq`` of the same group, in blocks of
-  sequence numbers (``seq >> BLOCK_BITS``), dicts of ints the collector never
-  tracks. A record is read from the lifecycle's ``_records`` by its seq; the
-  chain never references one. A record that leaves from inside a chain (a
+  sequence numbers (``seq >> BLOCK_BITS``), arrays of machine ints
+  (:class:`Links`), which are not objects the collector tracks. A record
+  is read from the lifecycle's ``_records`` by its seq; the chain never
+  references one. A record that leaves from inside a chain (a
   delete out of order, a dead letter) leaves its seq as a *gap*: the head
   passes gaps when it moves on, and a receive that walks over one splices it
   out, so each gap is passed once.
@@ -76,6 +77,7 @@ from __future__ import annotations
 
 import heapq
 import operator
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice, takewhile
@@ -105,14 +107,82 @@ from sqsqueue._store import BLOCK_BITS, NO_BLOCK
 #: in one call); each part grows in small steps.
 _PARTS = 64
 _PART_MASK = _PARTS - 1
-#: The links of a block of sequence numbers without any (never written to).
-NO_LINKS: dict[int, int] = {}
+#: A sequence number's place in its block of links (``seq & _LOW``).
+_LOW = (1 << BLOCK_BITS) - 1
+
+
+class Links:
+    """The chains' links: ``seq -> next seq`` of the same group, 0 for none
+    (sequence numbers start at 1). Each block of ``1 << BLOCK_BITS`` sequence
+    numbers is an ``array`` of machine ints, one slot a number, with a count
+    of the links it holds: 8 bytes a message, and no object at all, where a
+    dict of ints held two (the next number and its key) and a dict slot, some
+    100 bytes. An array is never tracked by the collector. A block goes when
+    its last link does. ``get``, ``set`` and ``pop`` are O(1); a new block
+    costs O(BLOCK) once (8 KB of zeros)."""
+
+    __slots__ = ("blocks", "counts")
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, array[int]] = {}
+        #: How many links each block holds.
+        self.counts: dict[int, int] = {}
+
+    def get(self, seq: int) -> int:
+        """The seq after ``seq`` in its chain, 0 if ``seq`` is its tail."""
+        block = self.blocks.get(seq >> BLOCK_BITS)
+        return 0 if block is None else block[seq & _LOW]
+
+    def set(self, seq: int, nxt: int) -> None:
+        """Link ``seq`` (a tail, or a link to replace) to ``nxt``."""
+        k = seq >> BLOCK_BITS
+        block = self.blocks.get(k)
+        if block is None:
+            block = self.blocks[k] = array("q", _ZEROS)
+            self.counts[k] = 0
+        if not block[seq & _LOW]:
+            self.counts[k] += 1
+        block[seq & _LOW] = nxt
+
+    def pop(self, seq: int) -> int:
+        """Unlink ``seq`` from the one after it: that one, or 0 (a tail)."""
+        k = seq >> BLOCK_BITS
+        block = self.blocks.get(k)
+        if block is None:
+            return 0
+        nxt = block[seq & _LOW]
+        if nxt:
+            block[seq & _LOW] = 0
+            left = self.counts[k] - 1
+            if left:
+                self.counts[k] = left
+            else:
+                del self.blocks[k], self.counts[k]
+        return nxt
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    def check(self) -> None:
+        assert self.blocks.keys() == self.counts.keys()
+        for k, block in self.blocks.items():
+            assert self.counts[k] == len(block) - block.count(0) > 0, "counts; empty blocks go"
+
+
+#: A new block of links: none.
+_ZEROS = bytes(8 << BLOCK_BITS)
 #: Sequence numbers are 20-digit decimals like AWS's (section 4). Their 17
-#: data digits are ``1`` then the per-queue counter and 10 random low bits, so
+#: data digits are ``1`` then the per-queue counter and 10 low bits that look random, so
 #: they are strictly increasing and not consecutive; a marker digit is put
 #: after every 5 data digits (positions 5, 11 and 17), see marker_digit.
 _SEQUENCE_DATA_BASE = 10**16
 _RANDOM_BITS = 10
+_RANDOM_MASK = (1 << _RANDOM_BITS) - 1
+#: The "random" low bits are bits of the queue's message-id mixing of the
+#: sequence number (``_lifecycle.id_source``): a function of the number, so
+#: a message's sequence number is derived again whenever it is read (the
+#: deduplication window keeps none), not drawn once and stored.
+_MIX_SHIFT = 24
 
 
 def _order(rec: _Record) -> int:
@@ -317,9 +387,9 @@ class FifoOrdering(Ordering):
         self._heads: list[dict[str, int]] = [{} for _ in range(_PARTS)]
         #: Per part: group id -> the last sequence number of its chain.
         self._tails: list[dict[str, int]] = [{} for _ in range(_PARTS)]
-        #: The chains' links, per block of sequence numbers: seq -> the next
+        #: The chains' links (:class:`Links`): seq -> the next seq of its group.
         #: seq of its group (``seq >> BLOCK_BITS`` -> {seq: next}).
-        self._links: dict[int, dict[int, int]] = {}
+        self._links = Links()
         #: Never-received records per block of sequence numbers (``delayed``).
         self._fresh_counts: dict[int, int] = {}
         #: Heads received at least once, by visibility deadline (their vkey);
@@ -340,24 +410,13 @@ class FifoOrdering(Ordering):
         # 17 data digits: the counter (< 2**40) shifted past the random bits
         # stays below 10**16. Same length and markers in the same places, so
         # the numbers order as their data do.
-        data = str(
-            _SEQUENCE_DATA_BASE + ((seq << _RANDOM_BITS) | self.life._rng.getrandbits(_RANDOM_BITS))
-        )
+        life = self.life
+        low = ((seq * life._id_mult + life._id_offset) >> _MIX_SHIFT) & _RANDOM_MASK
+        data = str(_SEQUENCE_DATA_BASE + ((seq << _RANDOM_BITS) | low))
         m = self._marker
         return int(f"{data[:5]}{m}{data[5:10]}{m}{data[10:15]}{m}{data[15:]}")
 
     # -- notifications: keep the chains -------------------------------------------
-
-    def _pop_link(self, seq: int) -> int | None:
-        """Unlink ``seq`` from the one after it (None: ``seq`` is a tail). O(1)."""
-        k = seq >> BLOCK_BITS
-        block = self._links.get(k)
-        if block is None:
-            return None
-        nxt = block.pop(seq, None)
-        if not block:
-            del self._links[k]
-        return nxt
 
     def _fresh_left(self, seq: int) -> None:
         """Record ``seq`` is no longer fresh (received or gone): its block's
@@ -387,11 +446,7 @@ class FifoOrdering(Ordering):
             self._heads[part][gid] = key
             self._heads_enqueue.add(key)
             return
-        links = self._links
-        block = links.get(tail >> BLOCK_BITS)
-        if block is None:
-            block = links[tail >> BLOCK_BITS] = {}
-        block[tail] = seq
+        self._links.set(tail, seq)
 
     def unlinked(self, rec: _Record) -> None:
         """``rec`` left the queue (its record is gone from ``life._records``).
@@ -412,8 +467,9 @@ class FifoOrdering(Ordering):
         else:
             self._heads_enqueue.remove(key)
         blocks = self.life._records.blocks
-        nxt = self._pop_link(seq)
-        while nxt is not None:
+        pop = self._links.pop
+        nxt = pop(seq)
+        while nxt:
             head = blocks.get(nxt >> BLOCK_BITS, NO_BLOCK).get(nxt)  # records.get
             if head is not None:
                 key = head[R_VKEY]
@@ -423,7 +479,7 @@ class FifoOrdering(Ordering):
                 else:
                     self._heads_enqueue.add(key)
                 return
-            nxt = self._pop_link(nxt)  # a gap: gone before the head
+            nxt = pop(nxt)  # a gap: gone before the head
         del heads[gid]  # the group is empty
         del self._tails[part][gid]
 
@@ -473,6 +529,7 @@ class FifoOrdering(Ordering):
             return [], []
         blocks = self.life._records.blocks
         links = self._links
+        link_blocks = links.blocks
         deliver: list[_Record] = []
         dead: list[_Record] = []
         for key in heads:
@@ -504,13 +561,14 @@ class FifoOrdering(Ordering):
                         deliver.append(rec)
                         if len(deliver) == limit:
                             return deliver, dead
-                nxt = links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
-                if nxt is None:
+                link = link_blocks.get(seq >> BLOCK_BITS)  # links.get, inlined
+                nxt = 0 if link is None else link[seq & _LOW]
+                if not nxt:
                     break  # the group's tail
                 if rec is None:
                     # Splice the gap out (each once): ``prev`` links past it.
-                    self._pop_link(seq)
-                    links[prev >> BLOCK_BITS][prev] = nxt
+                    links.pop(seq)
+                    links.set(prev, nxt)
                 else:
                     prev = seq
                 seq = nxt
@@ -610,14 +668,14 @@ class FifoOrdering(Ordering):
                             fresh_counts[k] = fresh_counts.get(k, 0) + 1
                         total += 1
                     prev = seq
-                    nxt = all_links.get(seq >> BLOCK_BITS, NO_LINKS).get(seq)
-                    if nxt is None:
+                    nxt = all_links.get(seq)
+                    if not nxt:
                         break
                     links += 1
                     seq = nxt
                 assert prev == tails[gid], "a chain ends at its group's tail"
         assert total == len(records), "every record is in its group's chain"
-        assert links == sum(map(len, self._links.values())), "no link outside a chain"
-        assert all(self._links.values()), "empty link blocks go"
+        all_links.check()
+        assert links == len(all_links), "no link outside a chain"
         assert self._fresh_counts == fresh_counts
         assert sorted(vis_keys) == list(visibility) and sorted(enq_keys) == list(enqueue)

@@ -22,7 +22,7 @@ import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
 from sqsqueue._fifo import DEDUP_BLOCK
-from sqsqueue._message import R_COUNT
+from sqsqueue._message import R_COUNT, R_SKEY
 from sqsqueue._store import BLOCK, CHUNK
 
 START = 1_800_000_000
@@ -220,23 +220,25 @@ class TestFifo:
         assert sum(map(len, ordering._heads)) == 22_000 and len(q) == 22_000
         assert after - before < 200, f"{after - before} more tracked objects for 20,000 groups"
         assert not any(map(gc.is_tracked, ordering._heads + ordering._tails))
-        assert not any(map(gc.is_tracked, ordering._links.values()))
+        assert not any(map(gc.is_tracked, ordering._links.blocks.values()))
         assert not any(map(gc.is_tracked, ordering._heads_enqueue.chunks))
 
     def test_the_deduplication_window_is_untracked(self, clock: ManualClock) -> None:
-        """The deduplication entries (a tuple each) are held in blocks and found
-        through dicts of key strings to block numbers: after collections none
-        of them is tracked, per-group keys included."""
+        """The deduplication keys are held, in add order, in chunks, and map to
+        the records' send keys through dicts of key strings: after collections
+        none of them is tracked, per-group keys included; and an entry holds
+        its record's own send key, no object of its own."""
         for scope in ("queue", "messageGroup"):
             q = FifoQueue("gc.fifo", clock=clock, deduplication_scope=scope)
             fill_fifo(q, 0, 3 * DEDUP_BLOCK)
             gc.collect()
             gc.collect()
             window = q._dedup
-            assert len(window.blocks) >= 3 and len(window.entries) == len(q)
-            assert not any(map(gc.is_tracked, window.blocks.values())), "a block is tracked"
+            assert len(window.chunks) >= 3 and len(window.entries) == len(q)
+            assert not any(map(gc.is_tracked, window.chunks)), "a chunk is tracked"
             assert not any(map(gc.is_tracked, window.where)), "a key index is tracked"
-            assert not any(gc.is_tracked(e) for b in window.blocks.values() for e in b.values())
+            held = {id(v) for part in window.where for v in part.values()}
+            assert held == {id(rec[R_SKEY]) for rec in q._records.values()}
 
     def test_records_are_untracked_by_their_first_collection(self, clock: ManualClock) -> None:
         """A FIFO record holds its extra fields in an inner tuple; the queue

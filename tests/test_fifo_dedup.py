@@ -8,6 +8,9 @@ import hashlib
 import pytest
 
 from sqsqueue import FifoQueue, ManualClock, Message
+from sqsqueue._fifo import DEDUP_BLOCK, _DedupWindow
+from sqsqueue._limits import US
+from sqsqueue._message import SEQ_BITS
 from sqsqueue.errors import InvalidParameterValue
 
 MISSING_DEDUP = (
@@ -270,3 +273,72 @@ class TestDeduplicationScope:
         assert a.message_id != b.message_id
         assert sorted(bodies(q.receive(10))) == ["a", "b"]
         q._check()
+
+
+class TestWindowStore:
+    """The window's own structure (``_fifo._DedupWindow``): what it holds for a
+    message sent here is the record's send key, from which the entry derives."""
+
+    def test_an_entry_derives_the_original_answer_after_the_message_is_gone(
+        self, plain: FifoQueue, clock: ManualClock
+    ) -> None:
+        """The window keeps no id or number of its own: a duplicate sent after
+        the message was deleted still gets the original's, and so does every
+        one of a few thousand (several chunks of the add order)."""
+        first = [
+            plain.send(f"m{i}", group_id=f"g{i % 7}", deduplication_id=f"d{i}")
+            for i in range(2 * DEDUP_BLOCK + 5)
+        ]
+        plain.delete_batch([m.receipt_handle for m in plain.receive(10)])
+        clock.advance(299)
+        again = [
+            plain.send("x", group_id="h", deduplication_id=f"d{i}")
+            for i in range(2 * DEDUP_BLOCK + 5)
+        ]
+        assert [(r.message_id, r.sequence_number) for r in again] == [
+            (r.message_id, r.sequence_number) for r in first
+        ]
+        assert len(plain) == 2 * DEDUP_BLOCK + 5 - 10
+        plain._check()
+
+    def test_expiry_walks_the_order_and_stops_at_the_first_live_entry(self) -> None:
+        resolved: list[int] = []
+
+        def resolve(skey: int) -> tuple[int, str, int]:
+            resolved.append(skey)
+            return ((skey >> SEQ_BITS) + 300 * US, f"id{skey & 0xFF}", skey & 0xFF)
+
+        window = _DedupWindow(resolve)
+        for i in range(1, 2 * DEDUP_BLOCK + 2):
+            window.add(f"k{i}", ((i * 1000) << SEQ_BITS) | i)
+        window.add("restored", ((2 * DEDUP_BLOCK + 1) * 1000 + 300 * US + 5, "rid", 7))
+        window.check()
+        assert window.get("k3") == (3000 + 300 * US, "id3", 3) and resolved == [
+            (3000 << SEQ_BITS) | 3
+        ]
+        window.expire(300 * US + DEDUP_BLOCK * 1000)  # ends k1 .. k{DEDUP_BLOCK}
+        window.check()
+        assert window.get(f"k{DEDUP_BLOCK}") is None and window.get(f"k{DEDUP_BLOCK + 1}")
+        assert len(window.chunks) == 1 and window.due == (DEDUP_BLOCK + 1) * 1000 + 300 * US
+        window.expire(300 * US + (2 * DEDUP_BLOCK + 1) * 1000)
+        assert list(window.entries) == ["restored"] and window.get("restored") == (
+            (2 * DEDUP_BLOCK + 1) * 1000 + 300 * US + 5,
+            "rid",
+            7,
+        )
+        window.expire((2 * DEDUP_BLOCK + 1) * 1000 + 300 * US + 5)
+        assert not window.entries and window.due > 10**20 and not window.chunks
+        window.check()
+
+    def test_an_expired_key_added_again_before_expiry_ran_is_late_never_wrong(self) -> None:
+        """Should an add find its key's entry ended but not yet dropped, the key
+        is in the order twice: expiry waits at the first place until the new
+        entry ends, and ``get`` answers by the new entry all along."""
+        window = _DedupWindow(lambda skey: ((skey >> SEQ_BITS) + 300 * US, "id", 1))
+        window.add("a", (1 << SEQ_BITS) | 1)
+        window.add("b", (2 << SEQ_BITS) | 2)
+        window.add("a", ((400 * US) << SEQ_BITS) | 3)  # "a" ended at 300 s + 1 us
+        window.expire(301 * US)
+        assert window.get("a") == (700 * US, "id", 1) and window.get("b") is not None
+        window.expire(700 * US)
+        assert not window.entries
