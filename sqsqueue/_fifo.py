@@ -35,6 +35,7 @@ from sqsqueue._message import (
     SEQ_MASK,
     X_ATTRS_MD5,
     X_DEDUP,
+    X_GROUP,
     X_SEQNO,
     X_TRACE,
     SendResult,
@@ -402,6 +403,9 @@ class FifoQueue(_BaseQueue):
             raise InvalidParameterValue(
                 f"Value {show(faults)} for parameter faults is invalid. Reason: must be a Faults."
             )
+        assert isinstance(self._ordering, FifoOrdering)
+        #: The ordering, by its type: the chains' own operations.
+        self._chains: FifoOrdering = self._ordering
         #: Accepted for symmetry with :class:`Queue` and ignored: FIFO queues
         #: stay exact, as AWS's do.
         self.faults = faults
@@ -478,7 +482,8 @@ class FifoQueue(_BaseQueue):
             )
         number = self._ordering.sequence_number(self._seq + 1)  # _stamp's number
         assert number is not None
-        extra = (*extra[:X_DEDUP], dedup_id, number, *extra[X_SEQNO + 1 :])
+        group = self._chains.group_name(extra[X_GROUP])
+        extra = (*extra[:X_GROUP], group, dedup_id, number, *extra[X_SEQNO + 1 :])
         # Held from a long-lived list until collections have seen it: see _HELD.
         held = _HELD_EXTRAS
         held.append(extra)

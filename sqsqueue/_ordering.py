@@ -416,6 +416,18 @@ class FifoOrdering(Ordering):
         m = self._marker
         return int(f"{data[:5]}{m}{data[5:10]}{m}{data[10:15]}{m}{data[15:]}")
 
+    def group_name(self, gid: str) -> str:
+        """The string object the stored records of group ``gid`` hold (its
+        head's), or ``gid`` for a group with none: a send stores that one, so
+        a group's messages share one string, not one each from their callers.
+        O(1)."""
+        key = self._heads[hash(gid) & _PART_MASK].get(gid)
+        if key is None:
+            return gid
+        seq = key & SEQ_MASK  # key_seq, inlined
+        name: str = self.life._records.blocks[seq >> BLOCK_BITS][seq][R_EXTRA][X_GROUP]
+        return name
+
     # -- notifications: keep the chains -------------------------------------------
 
     def _fresh_left(self, seq: int) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
 from sqsqueue._fifo import DEDUP_BLOCK
-from sqsqueue._message import R_COUNT, R_SKEY
+from sqsqueue._message import R_COUNT, R_SKEY, group_id_of
 from sqsqueue._store import BLOCK, CHUNK
 
 START = 1_800_000_000
@@ -239,6 +239,25 @@ class TestFifo:
             assert not any(map(gc.is_tracked, window.where)), "a key index is tracked"
             held = {id(v) for part in window.where for v in part.values()}
             assert held == {id(rec[R_SKEY]) for rec in q._records.values()}
+
+    def test_a_groups_messages_share_one_group_string(self, clock: ManualClock) -> None:
+        """Each send's group id is the caller's own string; the queue stores the
+        one its group's records hold, so a group costs one string, not one a
+        message (and a caller's string is not kept alive by the queue)."""
+        q = FifoQueue("names.fifo", clock=clock)
+        names = ["".join(["g", str(n)]) for n in (1, 1, 1, 2)]  # four objects
+        assert len({id(n) for n in names}) == 4
+        for i, name in enumerate(names):
+            q.send(f"m{i}", group_id=name, deduplication_id=f"d{i}")
+        held = [group_id_of(rec) for rec in q._records.values()]
+        assert held == ["g1", "g1", "g1", "g2"]
+        assert held[0] is held[1] is held[2] is names[0] and held[3] is names[3]
+        got = q.receive(10)
+        q.delete_batch([m.receipt_handle for m in got if m.attributes["MessageGroupId"] == "g1"])
+        assert len(q) == 1  # group g1 is gone: its next send holds its own string
+        q.send("m4", group_id=names[1], deduplication_id="d4")
+        assert [group_id_of(rec) for rec in q._records.values()][-1] is names[1]
+        q._check()
 
     def test_records_are_untracked_by_their_first_collection(self, clock: ManualClock) -> None:
         """A FIFO record holds its extra fields in an inner tuple; the queue
