@@ -38,15 +38,15 @@ from sqsqueue._message import (
     X_ATTRS,
     X_ATTRS_MD5,
     X_BASE,
-    X_DEDUP,
     X_DLQ_ARN,
-    X_GROUP,
     X_TRACE,
     SendResult,
     _Record,
+    dedup_id_of,
     draft,
     extra_of,
     first_receive_of,
+    group_id_of,
     key_at,
     key_time,
     receive_count_of,
@@ -80,6 +80,8 @@ class Redrivable(Protocol):
     def _drop(self, rec: _Record, reason: str, now: int, **detail: object) -> None: ...
 
     def _first_receivable(self, now: int) -> _Record | None: ...
+
+    def _realized(self, rec: _Record) -> _Record: ...
 
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult: ...
 
@@ -130,7 +132,7 @@ def dead_letter(source: Redrivable, records: list[_Record], target: Redrivable, 
     O(k log n)."""
     for rec in records:
         source._drop(rec, "dead_lettered", now)
-        _accept(target, rec, source.arn, now)
+        _accept(target, source._realized(rec), source.arn, now)
 
 
 def _accept(target: Redrivable, rec: _Record, source_arn: str, now: int) -> None:
@@ -147,7 +149,7 @@ def _accept(target: Redrivable, rec: _Record, source_arn: str, now: int) -> None
     ordering = target._ordering
     sent = key_time(rec[R_SKEY]) if ordering.KEEPS_ENQUEUE_TIME else now
     extra = extra_of(rec)
-    dedup_id = extra[X_DEDUP]
+    dedup_id = dedup_id_of(rec)
     number = ordering.sequence_number(seq)
     if number is not None:
         # "the dedup id is replaced with the original MessageId" (section 9).
@@ -162,7 +164,7 @@ def _accept(target: Redrivable, rec: _Record, source_arn: str, now: int) -> None
         attributes_md5=extra[X_ATTRS_MD5],
         sender_id=rec[R_SENDER],
         trace_header=extra[X_TRACE],
-        group_id=extra[X_GROUP],
+        group_id=group_id_of(rec),
         dedup_id=dedup_id,
         sequence_number=number,
         dlq_source_arn=source_arn,
@@ -428,17 +430,19 @@ class MoveTasks:
         at = task.next_move(now)
         # Retention first, as of that moment: a message that expired in the DLQ
         # must not be redriven back to life (section 10). Re-entry is guarded.
-        rec = source._first_receivable(at)
-        if rec is None:
+        stored = source._first_receivable(at)
+        if stored is None:
             self._finish(task, "COMPLETED")
             return
+        rec = source._realized(stored)
         extra = extra_of(rec)
         target_arn = task.destination_arn or extra[X_DLQ_ARN]
         target = self._lookup(target_arn) if target_arn else None
         if target is None:
             self._finish(task, "FAILED", "AWS.SimpleQueueService.NonExistentQueue")
             return
-        group_id, dedup_id = extra[X_GROUP], extra[X_DEDUP] if target.FIFO else None
+        group_id = group_id_of(rec)
+        dedup_id = dedup_id_of(rec) if target.FIFO else None
         if target.FIFO:
             # A standard message moved into a FIFO queue: its id stands in.
             group_id = rec[R_ID] if group_id is None else group_id
@@ -453,7 +457,7 @@ class MoveTasks:
             dedup_id,
         )
         result = target._commit(moved, None, at, rec[R_SENDER])
-        source._drop(rec, "moved", at, to=target.arn, new_message_id=result.message_id)
+        source._drop(stored, "moved", at, to=target.arn, new_message_id=result.message_id)
         target._notify()
         task.moved += 1
         self._changed()

@@ -26,22 +26,20 @@ from sqsqueue._lifecycle import message_id
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import (
     R_BODY,
+    R_COUNT,
+    R_DEDUP,
     R_EXTRA,
-    R_ID,
+    R_GROUP,
     R_RECEIPT,
     R_REHIDES,
-    R_SKEY,
+    R_SIZE,
     SEQ_BITS,
     SEQ_MASK,
     X_ATTRS_MD5,
-    X_DEDUP,
-    X_GROUP,
-    X_SEQNO,
     X_TRACE,
     SendResult,
     _Record,
     dedup_id_of,
-    extra_of,
     group_id_of,
     key_time,
     receipt_no_of,
@@ -458,14 +456,15 @@ class FifoQueue(_BaseQueue):
     def _commit(self, rec: _Record, delay: int | None, now: int, sender_id: str) -> SendResult:
         # ``delay`` is None or 0: a FIFO message takes the queue's delay only
         # (_check_ids refuses any other DelaySeconds).
-        extra = extra_of(rec)
+        extra = rec[R_EXTRA]
         body = rec[R_BODY]
-        dedup_id = extra[X_DEDUP]
+        dedup_id = rec[R_DEDUP]
         if dedup_id is None:
             # Content-based deduplication: SHA-256 of the body (section 6, 9).
             dedup_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
         key = self._dedup_key(rec, dedup_id)
-        system_md5 = system_attributes_md5(extra[X_TRACE])
+        attributes_md5, trace = (None, None) if extra is None else extra[X_ATTRS_MD5 : X_TRACE + 1]
+        system_md5 = system_attributes_md5(trace)
         entry = self._dedup.get(key)
         if entry is not None and entry[D_EXPIRES] > now:
             # A duplicate is "accepted successfully but not delivered"; we answer
@@ -476,25 +475,39 @@ class FifoQueue(_BaseQueue):
             return SendResult(
                 entry[D_MESSAGE_ID],
                 body,
-                extra[X_ATTRS_MD5],
+                attributes_md5,
                 system_md5,
                 str(entry[D_SEQUENCE_NUMBER]),
             )
-        number = self._ordering.sequence_number(self._seq + 1)  # _stamp's number
-        assert number is not None
-        group = self._chains.group_name(extra[X_GROUP])
-        extra = (*extra[:X_GROUP], group, dedup_id, number, *extra[X_SEQNO + 1 :])
-        # Held from a long-lived list until collections have seen it: see _HELD.
-        held = _HELD_EXTRAS
-        held.append(extra)
-        if len(held) >= _HELD:
-            del held[: _HELD // 2]
-        rec = self._stamp((*rec[:R_EXTRA], extra), now, now, sender_id)
+        if extra is not None:
+            # Held from a long-lived list until collections have seen it: see _HELD.
+            held = _HELD_EXTRAS
+            held.append(extra)
+            if len(held) >= _HELD:
+                del held[: _HELD // 2]
+        self._seq = seq = self._seq + 1  # _next_seq, inlined
+        skey = (now << SEQ_BITS) | seq  # key_at, inlined
+        # No message id and no sequence number: both are functions of ``seq``
+        # (``_message``, "the stored record"); the group's own id string.
+        group = self._chains.group_name(rec[R_GROUP])
+        rec = (
+            skey,
+            skey,
+            None,
+            body,
+            rec[R_SIZE],
+            sender_id,
+            *rec[R_COUNT:R_EXTRA],
+            extra,
+            group,
+            dedup_id,
+        )
         self._enqueue(rec)
         # The record's send key stands for the entry (_DedupWindow): its id
         # and number are those of its sequence number, its expiry 5 minutes on.
-        self._dedup.add(key, rec[R_SKEY])
-        return SendResult(rec[R_ID], body, extra[X_ATTRS_MD5], system_md5, str(number))
+        self._dedup.add(key, skey)
+        message_id, number = self._resolve_dedup(skey)[1:]
+        return SendResult(message_id, body, attributes_md5, system_md5, str(number))
 
     def _check(self) -> None:
         with self._lock:

@@ -64,7 +64,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from hmac import compare_digest
 from operator import itemgetter
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sortedcontainers import SortedKeyList, SortedList
 
@@ -74,6 +74,7 @@ from sqsqueue._limits import RECEIVE_VISIBILITY_BUDGET, US
 from sqsqueue._message import (
     R_BODY,
     R_COUNT,
+    R_DEDUP,
     R_EXTRA,
     R_ID,
     R_RECEIPT,
@@ -84,6 +85,7 @@ from sqsqueue._message import (
     R_VKEY,
     SEQ_BITS,
     SEQ_MASK,
+    X_SEQNO,
     HistoryEvent,
     _Record,
     key_at,
@@ -303,8 +305,32 @@ class Lifecycle:
     # -- reports ------------------------------------------------------------------
 
     def _report(self, event: str, rec: _Record, at: int, **detail: object) -> None:
+        if rec[R_ID] is None:
+            rec = self._realized(rec)  # observers see every field
         for observer in self._observers:
             observer.report(event, rec, at, detail)
+
+    def _derived(self, seq: int, extra: tuple[Any, ...] | None) -> tuple[str, tuple[Any, ...]]:
+        """The message id of message ``seq`` and its extra fields with its
+        sequence number (both functions of ``seq``): what a record without an
+        id stands for. O(1)."""
+        number = self._ordering.sequence_number(seq)
+        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
+        message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()  # inlined
+        if extra is None:
+            return message_id, (None, None, None, number, 0, None)
+        return message_id, (*extra[:X_SEQNO], number, *extra[X_SEQNO + 1 :])
+
+    def _realized(self, rec: _Record) -> _Record:
+        """``rec`` with every field: a FIFO message sent here and never
+        received holds no id and no sequence number (``_message``, "the stored
+        record"), which this derives; any other record is itself. For what
+        reads records outside the transitions (reports, inspection, moves,
+        checks). O(1)."""
+        if rec[R_ID] is not None:
+            return rec
+        message_id, extra = self._derived(rec[R_SKEY] & SEQ_MASK, rec[R_EXTRA])
+        return (*rec[:R_ID], message_id, *rec[R_ID + 1 : R_EXTRA], extra, *rec[R_EXTRA + 1 :])
 
     def _queue_changed(self, event: str) -> None:
         """Tell the observers the queue's own state changed (not a message's):
@@ -475,7 +501,9 @@ class Lifecycle:
             or (ready.size and ready.tail_vkey >= (due << SEQ_BITS) | (seq + 1))
         ):
             # Reports, tracking orderings, keys out of order: the general path.
-            drafts = [(0, 0, "", b, len(b), "", 0, 0, None, 0, 0, 0, None) for b in bodies]
+            drafts = [
+                (0, 0, "", b, len(b), "", 0, 0, None, 0, 0, 0, None, None, None) for b in bodies
+            ]
             admitted = self._admit(zip(drafts, itertools.repeat(None)), now, sender_id)
             return [rec[R_ID] for rec in admitted]
         vat = due << SEQ_BITS
@@ -507,6 +535,8 @@ class Lifecycle:
                 0,
                 0,
                 0,
+                None,
+                None,
                 None,
             )
             if block is None or not seq & _BLOCK_LOW:  # a new block begins
@@ -553,7 +583,23 @@ class Lifecycle:
         tail = (seq * self._id_mult + self._id_offset) & _ID_MASK
         message_id = self._id_prefix + tail.to_bytes(6).hex()  # message_id, inlined
         # Never received, no extra fields: the receive state's zeros, then None.
-        rec = (skey, vkey, message_id, body, len(body), sender_id, 0, 0, None, 0, 0, 0, None)
+        rec = (
+            skey,
+            vkey,
+            message_id,
+            body,
+            len(body),
+            sender_id,
+            0,
+            0,
+            None,
+            0,
+            0,
+            0,
+            None,
+            None,
+            None,
+        )
         records = self._records
         # Subscripts, not get(): a dict subscript costs less than a method
         # call, and a try costs nothing until it raises (once a block).
@@ -613,9 +659,27 @@ class Lifecycle:
         # Runs once per message received, so locals stand in for repeated
         # attribute reads, and the key arithmetic is inlined (key_at).
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        skey, _, message_id, body, size, sender, count, receipt_no, _, first, _, rehides, extra = (
-            rec
-        )
+        (
+            skey,
+            _,
+            message_id,
+            body,
+            size,
+            sender,
+            count,
+            receipt_no,
+            _,
+            first,
+            _,
+            rehides,
+            extra,
+            group,
+            dedup,
+        ) = rec
+        if message_id is None:
+            # A FIFO message's first receive stores the id and the sequence
+            # number its sequence number gives (see _realized).
+            message_id, extra = self._derived(seq, extra)
         was_fresh = not count
         if was_fresh:
             self._remove_fresh(rec)
@@ -639,6 +703,8 @@ class Lifecycle:
             now + _BUDGET_US,
             rehides,
             extra,
+            group,
+            dedup,
         )
         lane = self._lane
         if not lane:
@@ -707,6 +773,8 @@ class Lifecycle:
                 _,
                 rehides,
                 extra,
+                group,
+                dedup,
             ) = old
             seq = skey & SEQ_MASK  # key_seq, inlined
             if not count:
@@ -749,6 +817,8 @@ class Lifecycle:
                 cap,
                 rehides,
                 extra,
+                group,
+                dedup,
             )
             recs[i] = rec
             i += 1  # noqa: SIM113 (enumerate costs a tuple a message)
@@ -775,7 +845,7 @@ class Lifecycle:
             key_at(due, seq),
             *rec[R_ID:R_REHIDES],
             rec[R_REHIDES] + 1,
-            rec[R_EXTRA],
+            *rec[R_EXTRA:],
         )
         # A changed deadline goes to the sorted index: the lane is for the
         # in-order deadlines of receives.
@@ -1126,7 +1196,9 @@ def check_indexes(life: Lifecycle) -> None:
             seq = rec[R_SKEY] & mask
             assert records.get(seq) is rec and rec[R_VKEY] & mask == seq and seq <= last_seq
             assert seq >= oldest_seq or seq in odd
-            assert type(rec) is tuple and len(rec) == 13, "a record is a plain tuple"
+            assert type(rec) is tuple and len(rec) == R_DEDUP + 1, "a record is a plain tuple"
+            if rec[R_ID] is None:
+                assert fresh and life._ordering.sequence_number(seq) is not None, "id derived"
             if fresh:
                 assert rec[R_COUNT] == 0 and rec[R_TOKEN] is None and rec[R_RECEIPT] == 0
                 assert not ready or rec[R_VKEY] >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS

@@ -249,21 +249,28 @@ RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
 #   receivable: the end of its delay before its first receive, the end of
 #   its visibility timeout after.
 # * ``R_ID``, ``R_BODY``, ``R_SIZE``, ``R_SENDER``: message id, body, size
-#   counted against MaximumMessageSize, SenderId.
+#   counted against MaximumMessageSize, SenderId. The id is None in a FIFO
+#   message sent here and not yet received: its id and its sequence number
+#   are functions of its sequence number (``Lifecycle._realized`` gives the
+#   record with both; a receive stores them), 120 bytes a message less.
 # * ``R_COUNT``, ``R_RECEIPT``, ``R_TOKEN``, ``R_FIRST``, ``R_CAP``,
 #   ``R_REHIDES``: the receive state: receive count (0: never received,
 #   the state checks call "fresh"), latest receipt number and its token
 #   (None before the first receive), first receive time (a dead letter
 #   keeps its source's), the 12-hour visibility cap, visibility changes.
 # * ``R_EXTRA``: None for a plain message (the common case: no attributes,
-#   trace header, group or dead-letter past), else a tuple indexed by
-#   ``X_...``: (attributes, attributes_md5, trace_header, group_id, dedup_id,
+#   trace header, stored sequence number or dead-letter past), else a tuple
+#   indexed by ``X_...``: (attributes, attributes_md5, trace_header,
 #   sequence_number, receive_base, dlq_source_arn).
+# * ``R_GROUP``, ``R_DEDUP``: a FIFO message's group id and deduplication id
+#   (None in a standard queue's).
 #
-# Folding the rare fields into one optional tuple keeps a plain message at 13
-# items (144 bytes) where the slotted class took 200; the receive state is
+# Folding the rare fields into one optional tuple keeps a plain message at 15
+# items (160 bytes) where the slotted class took 200; the receive state is
 # flat, so a receive builds one tuple, and a collection untracks a plain
-# record the first time it sees it.
+# record the first time it sees it. A FIFO message's two ids are fields of
+# their own: in the optional tuple, every FIFO message would carry one (88
+# bytes more than two slots).
 (
     R_SKEY,
     R_VKEY,
@@ -278,22 +285,22 @@ RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
     R_CAP,
     R_REHIDES,
     R_EXTRA,
-) = range(13)
-X_ATTRS, X_ATTRS_MD5, X_TRACE, X_GROUP, X_DEDUP, X_SEQNO, X_BASE, X_DLQ_ARN = range(8)
+    R_GROUP,
+    R_DEDUP,
+) = range(15)
+X_ATTRS, X_ATTRS_MD5, X_TRACE, X_SEQNO, X_BASE, X_DLQ_ARN = range(6)
 
 #: A stored message (see above): a tuple of atoms and atom tuples.
 _Record = tuple[Any, ...]
 
 #: The extra fields of a message that has none.
-_NO_EXTRA = (None, None, None, None, None, None, 0, None)
+_NO_EXTRA = (None, None, None, None, 0, None)
 
 
 def make_extra(
     attributes: tuple[StoredAttribute, ...] | None = None,
     attributes_md5: str | None = None,
     trace_header: str | None = None,
-    group_id: str | None = None,
-    dedup_id: str | None = None,
     sequence_number: int | None = None,
     receive_base: int = 0,
     dlq_source_arn: str | None = None,
@@ -303,8 +310,6 @@ def make_extra(
         attributes,
         attributes_md5,
         trace_header,
-        group_id,
-        dedup_id,
         sequence_number,
         receive_base,
         dlq_source_arn,
@@ -337,13 +342,13 @@ def trace_header_of(rec: _Record) -> str | None:
 
 
 def group_id_of(rec: _Record) -> str | None:
-    extra = rec[R_EXTRA]
-    return None if extra is None else extra[X_GROUP]
+    group: str | None = rec[R_GROUP]
+    return group
 
 
 def dedup_id_of(rec: _Record) -> str | None:
-    extra = rec[R_EXTRA]
-    return None if extra is None else extra[X_DEDUP]
+    dedup: str | None = rec[R_DEDUP]
+    return dedup
 
 
 def sequence_number_of(rec: _Record) -> int | None:
@@ -417,8 +422,8 @@ def record_fields(rec: _Record) -> tuple[Any, ...]:
         rec[R_CAP],
         rec[R_REHIDES],
         rec[R_TOKEN],
-        x[X_GROUP],
-        x[X_DEDUP],
+        rec[R_GROUP],
+        rec[R_DEDUP],
         x[X_SEQNO],
         x[X_TRACE],
         x[X_DLQ_ARN],
@@ -487,8 +492,6 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields.get("attributes"),
         fields.get("attributes_md5"),
         fields.get("trace_header"),
-        fields.get("group_id"),
-        fields.get("dedup_id"),
         fields.get("sequence_number"),
         fields.get("receive_base", 0),
         fields.get("dlq_source_arn"),
@@ -507,6 +510,8 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields.get("receive_cap", 0),
         fields.get("rehides", 0),
         extra,
+        fields.get("group_id"),
+        fields.get("dedup_id"),
     )
 
 
@@ -530,16 +535,12 @@ def draft(
     """A validated message ready to send: a record without sequence number, id,
     sender or times yet (``Lifecycle._stamp`` makes the stored record from
     it, under the lock)."""
-    if (
-        attributes is None
-        and attributes_md5 is None
-        and trace_header is None
-        and group_id is None
-        and dedup_id is None
-    ):
-        return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, None)
-    extra = (attributes, attributes_md5, trace_header, group_id, dedup_id, None, 0, None)
-    return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, extra)
+    extra = (
+        None
+        if attributes is None and attributes_md5 is None and trace_header is None
+        else (attributes, attributes_md5, trace_header, None, 0, None)
+    )
+    return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, extra, group_id, dedup_id)
 
 
 class Message(NamedTuple):

@@ -87,12 +87,10 @@ from sqsqueue._lifecycle import Lifecycle, Ordering
 from sqsqueue._limits import US
 from sqsqueue._message import (
     R_COUNT,
-    R_EXTRA,
+    R_GROUP,
     R_SKEY,
     R_VKEY,
     SEQ_MASK,
-    X_BASE,
-    X_GROUP,
     _Record,
     key_at,
     key_time,
@@ -425,7 +423,7 @@ class FifoOrdering(Ordering):
         if key is None:
             return gid
         seq = key & SEQ_MASK  # key_seq, inlined
-        name: str = self.life._records.blocks[seq >> BLOCK_BITS][seq][R_EXTRA][X_GROUP]
+        name: str = self.life._records.blocks[seq >> BLOCK_BITS][seq][R_GROUP]
         return name
 
     # -- notifications: keep the chains -------------------------------------------
@@ -445,7 +443,7 @@ class FifoOrdering(Ordering):
         """``rec`` joins the end of its group's chain, never received (a record
         restored as received is then ``moved``). O(1), O(log g) for a new group."""
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        gid = rec[R_EXTRA][X_GROUP]
+        gid = rec[R_GROUP]
         k = seq >> BLOCK_BITS
         counts = self._fresh_counts
         counts[k] = counts.get(k, 0) + 1
@@ -468,7 +466,7 @@ class FifoOrdering(Ordering):
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if not rec[R_COUNT]:
             self._fresh_left(seq)
-        gid = rec[R_EXTRA][X_GROUP]
+        gid = rec[R_GROUP]
         part = hash(gid) & _PART_MASK
         heads = self._heads[part]
         key = heads[gid]
@@ -502,7 +500,7 @@ class FifoOrdering(Ordering):
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         if was_fresh:
             self._fresh_left(seq)
-        gid = rec[R_EXTRA][X_GROUP]
+        gid = rec[R_GROUP]
         heads = self._heads[hash(gid) & _PART_MASK]
         key = heads[gid]
         if key & SEQ_MASK != seq:
@@ -558,7 +556,7 @@ class FifoOrdering(Ordering):
                 elif rec[R_COUNT]:
                     if rec[R_VKEY] > vis_bound:
                         break  # in flight: the rest of the group waits
-                    if threshold and rec[R_EXTRA][X_BASE] + rec[R_COUNT] >= threshold:
+                    if threshold and receive_base_of(rec) + rec[R_COUNT] >= threshold:
                         dead.append(rec)  # moved; the group goes on (section 9)
                     else:
                         deliver.append(rec)
@@ -567,7 +565,7 @@ class FifoOrdering(Ordering):
                 else:
                     if rec[R_VKEY] > fresh_bound:
                         break
-                    if threshold and rec[R_EXTRA][X_BASE] >= threshold:
+                    if threshold and receive_base_of(rec) >= threshold:
                         dead.append(rec)  # arrived dead-lettered with its count spent
                     else:
                         deliver.append(rec)
@@ -670,7 +668,7 @@ class FifoOrdering(Ordering):
                     assert seq > prev, "a group's chain is in send order"
                     rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
                     if rec is not None:  # else a gap
-                        assert rec[R_SKEY] & mask == seq and rec[R_EXTRA][X_GROUP] == gid
+                        assert rec[R_SKEY] & mask == seq and rec[R_GROUP] == gid
                         if rec[R_COUNT]:
                             assert not fresh, "received messages are a prefix of their chain"
                         else:

@@ -27,6 +27,8 @@ from sqsqueue._limits import US
 from sqsqueue._message import (
     R_BODY,
     R_COUNT,
+    R_DEDUP,
+    R_GROUP,
     R_ID,
     R_SIZE,
     R_SKEY,
@@ -36,8 +38,6 @@ from sqsqueue._message import (
     X_ATTRS,
     X_ATTRS_MD5,
     X_BASE,
-    X_DEDUP,
-    X_GROUP,
     X_SEQNO,
     HistoryEvent,
     MessageInfo,
@@ -513,6 +513,7 @@ class QueueSettings(Lifecycle):
         else:
             state = "in_flight" if vkey > bound else "visible"
             visible_at = key_time(vkey) / US
+        rec = self._realized(rec)
         extra = extra_of(rec)
         number = extra[X_SEQNO]
         return MessageInfo(
@@ -522,8 +523,8 @@ class QueueSettings(Lifecycle):
             receive_count=extra[X_BASE] + receive_count_of(rec),
             sent_at=key_time(rec[R_SKEY]) / US,
             visible_at=visible_at,
-            group_id=extra[X_GROUP],
-            deduplication_id=extra[X_DEDUP],
+            group_id=rec[R_GROUP],
+            deduplication_id=rec[R_DEDUP],
             sequence_number=None if number is None else str(number),
             position=rec[R_SKEY] & SEQ_MASK,
             attributes=system_attributes(rec, ALL),

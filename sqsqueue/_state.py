@@ -76,6 +76,8 @@ class Stateful(Operating, Protocol):
 
     def _drop(self, rec: _Record, reason: str, now: int, **detail: object) -> None: ...
 
+    def _realized(self, rec: _Record) -> _Record: ...
+
     def _purge(self, now: int, reason: str) -> None: ...
 
     def _queue_changed(self, event: str) -> None: ...
@@ -123,7 +125,7 @@ def remove(queue: Stateful, position: int, message_id: str, principal: str | Non
     with queue._lock:
         now = queue._begin()
         rec = queue._records.get(position)
-        if rec is None or rec[R_ID] != message_id:
+        if rec is None or queue._realized(rec)[R_ID] != message_id:
             return False
         if queue._tally is not None:
             queue._tally.deleted += 1

@@ -87,7 +87,7 @@ def snapshot(queue: Queue | FifoQueue) -> tuple[Any, ...]:
     """Everything an operation could change, read from the engine's internals."""
     records = sorted(
         (seq, r.skey, r.vkey, r.receipt_no, r.receive_count, r.rehides, r.token)
-        for seq, r in ((seq, view(rec)) for seq, rec in queue._records.items())
+        for seq, r in ((seq, view(queue._realized(rec))) for seq, rec in queue._records.items())
     )
     state: tuple[Any, ...] = (records, queue._last_purge, repr(queue._values))
     if isinstance(queue, FifoQueue):
@@ -346,7 +346,7 @@ class QueueMachine(RuleBasedStateMachine):
         # deleted / expired / purged in the model and absent from the engine.
         assert len(self.message_id) == len(model.messages)
         stored = {self.message_id[m.key] for m in model.stored()}
-        engine = {view(r).message_id for r in queue._records.values()}
+        engine = {view(queue._realized(r)).message_id for r in queue._records.values()}
         assert engine == stored, (
             f"engine has {sorted((self.by_id[i] for i in engine - stored), key=repr)!r} extra, "
             f"lacks {sorted((self.by_id[i] for i in stored - engine), key=repr)!r}"
@@ -355,7 +355,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert (m.fate is Fate.STORED) == (self.message_id[m.key] in engine)
         assert len(queue) == len(stored)
         # Each stored message's receive count, and visibility deadline once received.
-        for rec in map(view, queue._records.values()):
+        for rec in map(view, map(queue._realized, queue._records.values())):
             m = self.by_id[rec.message_id]
             assert rec.receive_count == m.receive_count
             if m.received:

@@ -60,7 +60,7 @@ def attach(queue: Queue | FifoQueue, *, restored: bool = False) -> None:
     it), or one a durable broker just ``restored`` (its records are the start)."""
     mirror = Mirror()
     if restored:
-        mirror.records = {seq: state(rec) for seq, rec in queue._records.items()}
+        mirror.records = {seq: state(queue._realized(rec)) for seq, rec in queue._records.items()}
     else:
         assert not queue._records
     queue._add_observer(mirror)
@@ -70,7 +70,7 @@ def check(queue: Queue | FifoQueue) -> None:
     """The reports so far rebuild exactly the queue's stored messages."""
     mirrors = [o for o in queue._observers if isinstance(o, Mirror)]
     assert mirrors, "attach() the mirror when the queue is made"
-    actual = {seq: state(rec) for seq, rec in queue._records.items()}
+    actual = {seq: state(queue._realized(rec)) for seq, rec in queue._records.items()}
     for mirror in mirrors:
         missing = actual.keys() - mirror.records.keys()
         extra = mirror.records.keys() - actual.keys()

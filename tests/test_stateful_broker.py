@@ -193,7 +193,7 @@ class BrokerMachine(RuleBasedStateMachine):
                 f"{[m.key for m in stored]}"
             )
             for m in stored:
-                message_id = view(q._records[m.key]).message_id
+                message_id = view(q._realized(q._records[m.key])).message_id
                 known = self.ids.get((name, m.key))
                 if known is not None:
                     assert message_id == known, (name, m)
@@ -509,7 +509,7 @@ class BrokerMachine(RuleBasedStateMachine):
             engine = counts(q)
             assert engine == model.counts(), f"{name}: engine {engine}, model {model.counts()}"
             for m in model.stored():
-                rec = view(q._records[m.key])
+                rec = view(q._realized(q._records[m.key]))
                 # Not lost, not duplicated: each MessageId is stored once, broker-wide.
                 assert rec.message_id not in seen, f"{rec.message_id} stored twice"
                 seen.add(rec.message_id)
