@@ -95,7 +95,7 @@ from sqsqueue._message import (
 from sqsqueue._metrics import Tally
 from sqsqueue._receipts import _HANDLE_LEN, _HANDLE_VERSION, Receipts, _a2b
 from sqsqueue._receipts import _unpack as _unpack_handle
-from sqsqueue._store import BLOCK, BLOCK_BITS, CHUNK, NO_BLOCK, ReadyLane, Records
+from sqsqueue._store import BLOCK, BLOCK_BITS, CHUNK, KEYS, LOW, NO_BLOCK, ReadyLane, Records
 
 _VKEY = itemgetter(R_VKEY)
 _SKEY = itemgetter(R_SKEY)
@@ -465,7 +465,7 @@ class Lifecycle:
             if block is None:
                 block = blocks[seq >> BLOCK_BITS] = {}
                 records.opened(seq >> BLOCK_BITS)
-            block[seq] = rec
+            block[KEYS[seq & LOW]] = rec
             stored.append(rec)
             sizes += size
             if skey >= last_skey:
@@ -544,7 +544,7 @@ class Lifecycle:
                 if block is None:
                     block = blocks[seq >> BLOCK_BITS] = {}
                     records.opened(seq >> BLOCK_BITS)
-            block[seq] = rec
+            block[KEYS[seq & LOW]] = rec
             if to_lane:
                 stored.append(rec)
             else:
@@ -608,7 +608,7 @@ class Lifecycle:
         except KeyError:
             block = records.blocks[seq >> BLOCK_BITS] = {}
             records.opened(seq >> BLOCK_BITS)
-        block[seq] = rec
+        block[KEYS[seq & LOW]] = rec
         records.count += 1
         if not delay_s and self._ready_lane:  # due now: the ready lane
             # ReadyLane.append, inlined.
@@ -689,7 +689,7 @@ class Lifecycle:
         receipt_no += 1
         vkey = ((now + visibility_us) << SEQ_BITS) | seq  # key_at, inlined
         token, handle = self._receipts.issue(seq, receipt_no)
-        rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
+        rec = self._records.blocks[seq >> BLOCK_BITS][seq & LOW] = (
             skey,
             vkey,
             message_id,
@@ -737,7 +737,7 @@ class Lifecycle:
             for i, rec in enumerate(recs):
                 handles.append(self._deliver(rec, now, visibility_us))
                 seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-                recs[i] = blocks[seq >> BLOCK_BITS][seq]  # records[seq], inlined
+                recs[i] = blocks[seq >> BLOCK_BITS][seq & LOW]  # records[seq], inlined
             return handles
         # The tokens and handles first, from the records as they are (each
         # receipt number one up): then one pass takes each record out of its
@@ -803,7 +803,7 @@ class Lifecycle:
             else:
                 self._unindex_received(old)
             vkey = vat | seq  # key_at, inlined
-            rec = blocks[seq >> BLOCK_BITS][seq] = (
+            rec = blocks[seq >> BLOCK_BITS][seq & LOW] = (
                 skey,
                 vkey,
                 message_id,
@@ -840,7 +840,7 @@ class Lifecycle:
         if due <= now). Returns the record as it is now."""
         self._unindex_received(rec)
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-        rec = self._records.blocks[seq >> BLOCK_BITS][seq] = (
+        rec = self._records.blocks[seq >> BLOCK_BITS][seq & LOW] = (
             rec[R_SKEY],
             key_at(due, seq),
             *rec[R_ID:R_REHIDES],
@@ -898,7 +898,7 @@ class Lifecycle:
         records = self._records
         try:  # records.get, inlined: subscripts cost less than get() calls
             block = records.blocks[seq >> BLOCK_BITS]
-            rec = block[seq]
+            rec = block[seq & LOW]
         except KeyError:
             return False  # gone, or never was
         if (
@@ -924,7 +924,7 @@ class Lifecycle:
             self._drop(rec, "deleted", now)
             return True
         # _drop's common case, inlined: a received record taken from the lane.
-        del block[seq]  # del records[seq], inlined
+        del block[seq & LOW]  # del records[seq], inlined
         records.count -= 1
         # Empty, and not the block sends fill (``a ^ b >= BLOCK``: a and b are
         # not in one block; a comparison costs less than two shifts): drop it.
@@ -954,13 +954,13 @@ class Lifecycle:
             seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
             try:  # subscripts, not get() calls (see _delete_latest)
                 block = blocks[seq >> BLOCK_BITS]
-                if block[seq] is not rec:
+                if block[seq & LOW] is not rec:
                     continue
             except KeyError:
                 continue  # dropped by an earlier one
             # _drop, inlined (del records[seq] too; the count and the retention
             # pointer are written back after the loop).
-            del block[seq]
+            del block[seq & LOW]
             dropped += 1
             # Empty, and not the block sends fill (see _delete_latest): drop it.
             if not block and seq ^ last >= BLOCK and (k := seq >> BLOCK_BITS) != records.tail:
@@ -993,7 +993,7 @@ class Lifecycle:
         bound = ((now - self._retention_us) << SEQ_BITS) | SEQ_MASK  # last_key, inlined
         records = self._records
         oldest = self._oldest_seq
-        head = records.blocks.get(oldest >> BLOCK_BITS, NO_BLOCK).get(oldest)  # records.get
+        head = records.blocks.get(oldest >> BLOCK_BITS, NO_BLOCK).get(oldest & LOW)  # records.get
         # Fast path, taken by almost every call: the queue is empty, or the
         # pointer's record is live, in order and not yet due, so nothing can
         # have expired.

@@ -98,15 +98,13 @@ from sqsqueue._message import (
     receive_base_of,
     receive_count_of,
 )
-from sqsqueue._store import BLOCK_BITS, NO_BLOCK
+from sqsqueue._store import BLOCK_BITS, LOW, NO_BLOCK
 
 #: Group state is split over this many dicts by the group id's hash: a dict
 #: of 100,000 groups would copy itself whole when it grows (milliseconds,
 #: in one call); each part grows in small steps.
 _PARTS = 64
 _PART_MASK = _PARTS - 1
-#: A sequence number's place in its block of links (``seq & _LOW``).
-_LOW = (1 << BLOCK_BITS) - 1
 
 
 class Links:
@@ -129,7 +127,7 @@ class Links:
     def get(self, seq: int) -> int:
         """The seq after ``seq`` in its chain, 0 if ``seq`` is its tail."""
         block = self.blocks.get(seq >> BLOCK_BITS)
-        return 0 if block is None else block[seq & _LOW]
+        return 0 if block is None else block[seq & LOW]
 
     def set(self, seq: int, nxt: int) -> None:
         """Link ``seq`` (a tail, or a link to replace) to ``nxt``."""
@@ -138,9 +136,9 @@ class Links:
         if block is None:
             block = self.blocks[k] = array("q", _ZEROS)
             self.counts[k] = 0
-        if not block[seq & _LOW]:
+        if not block[seq & LOW]:
             self.counts[k] += 1
-        block[seq & _LOW] = nxt
+        block[seq & LOW] = nxt
 
     def pop(self, seq: int) -> int:
         """Unlink ``seq`` from the one after it: that one, or 0 (a tail)."""
@@ -148,9 +146,9 @@ class Links:
         block = self.blocks.get(k)
         if block is None:
             return 0
-        nxt = block[seq & _LOW]
+        nxt = block[seq & LOW]
         if nxt:
-            block[seq & _LOW] = 0
+            block[seq & LOW] = 0
             left = self.counts[k] - 1
             if left:
                 self.counts[k] = left
@@ -423,7 +421,7 @@ class FifoOrdering(Ordering):
         if key is None:
             return gid
         seq = key & SEQ_MASK  # key_seq, inlined
-        name: str = self.life._records.blocks[seq >> BLOCK_BITS][seq][R_GROUP]
+        name: str = self.life._records.blocks[seq >> BLOCK_BITS][seq & LOW][R_GROUP]
         return name
 
     # -- notifications: keep the chains -------------------------------------------
@@ -480,7 +478,7 @@ class FifoOrdering(Ordering):
         pop = self._links.pop
         nxt = pop(seq)
         while nxt:
-            head = blocks.get(nxt >> BLOCK_BITS, NO_BLOCK).get(nxt)  # records.get
+            head = blocks.get(nxt >> BLOCK_BITS, NO_BLOCK).get(nxt & LOW)  # records.get
             if head is not None:
                 key = head[R_VKEY]
                 heads[gid] = key
@@ -548,7 +546,7 @@ class FifoOrdering(Ordering):
             # its head (live), up to the first message in flight (the group
             # lock) or not due yet.
             seq = key & SEQ_MASK  # key_seq, inlined
-            rec: _Record | None = blocks[seq >> BLOCK_BITS][seq]
+            rec: _Record | None = blocks[seq >> BLOCK_BITS][seq & LOW]
             prev = seq
             while True:
                 if rec is None:
@@ -572,7 +570,7 @@ class FifoOrdering(Ordering):
                         if len(deliver) == limit:
                             return deliver, dead
                 link = link_blocks.get(seq >> BLOCK_BITS)  # links.get, inlined
-                nxt = 0 if link is None else link[seq & _LOW]
+                nxt = 0 if link is None else link[seq & LOW]
                 if not nxt:
                     break  # the group's tail
                 if rec is None:
@@ -582,7 +580,7 @@ class FifoOrdering(Ordering):
                 else:
                     prev = seq
                 seq = nxt
-                rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)  # records.get
+                rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq & LOW)  # records.get
         return deliver, dead
 
     def next_due(self, now: int) -> int | None:
@@ -658,7 +656,7 @@ class FifoOrdering(Ordering):
             for gid, key in heads.items():
                 assert hash(gid) & _PART_MASK == part
                 seq = key & mask
-                head = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
+                head = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq & LOW)
                 assert head is not None, "a chain's head is live"
                 assert head[R_VKEY] == key
                 (vis_keys if head[R_COUNT] else enq_keys).append(key)
@@ -666,7 +664,7 @@ class FifoOrdering(Ordering):
                 fresh = False
                 while True:
                     assert seq > prev, "a group's chain is in send order"
-                    rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq)
+                    rec = blocks.get(seq >> BLOCK_BITS, NO_BLOCK).get(seq & LOW)
                     if rec is not None:  # else a gap
                         assert rec[R_SKEY] & mask == seq and rec[R_GROUP] == gid
                         if rec[R_COUNT]:

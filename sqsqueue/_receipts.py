@@ -210,9 +210,10 @@ class Receipts:
             else:
                 blocks = records.blocks
                 bits = records.block_bits
+                low = (1 << bits) - 1
                 for version, htag, seq, receipt_no, token in fields:
                     try:  # records.get, inlined: subscripts cost less than calls
-                        rec = blocks[seq >> bits][seq]
+                        rec = blocks[seq >> bits][seq & low]
                     except KeyError:
                         rec = None
                     if (

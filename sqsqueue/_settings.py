@@ -50,7 +50,7 @@ from sqsqueue._message import (
     to_value,
 )
 from sqsqueue._metrics import QueueMetrics
-from sqsqueue._store import BLOCK_BITS
+from sqsqueue._store import BLOCK_BITS, LOW
 from sqsqueue._validate import show
 from sqsqueue._views import system_attributes
 from sqsqueue.errors import (
@@ -175,7 +175,7 @@ class QueueSettings(Lifecycle):
                 return now
             oldest = self._oldest_seq
             try:  # records.get, inlined: subscripts cost less than get() calls
-                head = records.blocks[oldest >> BLOCK_BITS][oldest]
+                head = records.blocks[oldest >> BLOCK_BITS][oldest & LOW]
             except KeyError:
                 head = None
             if (

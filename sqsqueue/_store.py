@@ -53,9 +53,16 @@ from sqsqueue._message import R_SKEY, R_VKEY, SEQ_MASK, _Record
 #: settle (and run the balanced load's young collection) more often for less.
 BLOCK_BITS = 10
 BLOCK = 1 << BLOCK_BITS
+#: A block's dict is keyed by the low bits of the sequence number
+#: (``seq & LOW``), and a record is put in under ``KEYS[seq & LOW]``: one
+#: shared int object per place, made once here. Keyed by the sequence number
+#: itself, each record would bring its own int key object (28 bytes above
+#: 256), kept for as long as it is stored.
+LOW = BLOCK - 1
+KEYS: tuple[int, ...] = tuple(range(BLOCK))
 #: The ready lane's records per chunk.
 CHUNK = 64
-#: The block a read finds where there is none (``blocks.get(k, NO_BLOCK).get(seq)``:
+#: The block a read finds where there is none (``blocks.get(k, NO_BLOCK).get(seq & LOW)``:
 #: one lookup of a record without testing for a missing block). Never written to.
 NO_BLOCK: dict[int, _Record] = {}
 
@@ -66,7 +73,8 @@ class Records:
     iteration in sequence order, ``values``, ``items``); writes are
     ``records[seq] = rec`` (a new record, or the next state of a stored one)
     and ``del records[seq]``. Each is O(1); the hot paths of the lifecycle
-    index ``blocks`` themselves, the same way (``seq >> BLOCK_BITS``)."""
+    index ``blocks`` themselves, the same way (``blocks[seq >> BLOCK_BITS][seq
+    & LOW]``, and a new record under ``KEYS[seq & LOW]``)."""
 
     __slots__ = ("blocks", "count", "settled")
 
@@ -82,10 +90,10 @@ class Records:
 
     def get(self, seq: int) -> _Record | None:
         block = self.blocks.get(seq >> BLOCK_BITS)
-        return None if block is None else block.get(seq)
+        return None if block is None else block.get(seq & LOW)
 
     def __getitem__(self, seq: int) -> _Record:
-        return self.blocks[seq >> BLOCK_BITS][seq]
+        return self.blocks[seq >> BLOCK_BITS][seq & LOW]
 
     def __contains__(self, seq: object) -> bool:
         return isinstance(seq, int) and self.get(seq) is not None
@@ -96,14 +104,14 @@ class Records:
         if block is None:
             block = self.blocks[k] = {}
             self.opened(k)
-        if seq not in block:
+        if (seq & LOW) not in block:
             self.count += 1
-        block[seq] = rec
+        block[KEYS[seq & LOW]] = rec
 
     def __delitem__(self, seq: int) -> None:
         k = seq >> BLOCK_BITS
         block = self.blocks[k]
-        del block[seq]
+        del block[seq & LOW]
         self.count -= 1
         if not block and k != self.tail:
             del self.blocks[k]  # empty, and no new record will go there
@@ -117,23 +125,25 @@ class Records:
     def __iter__(self) -> Iterator[int]:
         """Sequence numbers, in order: blocks are made in order (sequence
         numbers only grow), and a block keeps its records' order."""
-        for block in list(self.blocks.values()):
-            yield from list(block)
+        for k, block in list(self.blocks.items()):
+            at = k << BLOCK_BITS
+            yield from [at | low for low in block]
 
     def values(self) -> Iterator[_Record]:
         for block in list(self.blocks.values()):
             yield from list(block.values())
 
     def items(self) -> Iterator[tuple[int, _Record]]:
-        for block in list(self.blocks.values()):
-            yield from list(block.items())
+        for k, block in list(self.blocks.items()):
+            at = k << BLOCK_BITS
+            yield from [(at | low, rec) for low, rec in block.items()]
 
     def first(self) -> int | None:
         """The lowest stored sequence number. O(1): only the last block may
         be empty."""
-        for block in self.blocks.values():
+        for k, block in self.blocks.items():
             if block:
-                return next(iter(block))
+                return (k << BLOCK_BITS) | next(iter(block))
         return None
 
     @property
@@ -252,7 +262,7 @@ class ReadyLane:
     def _live(self, rec: _Record) -> bool:
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
         block = self.records.blocks.get(seq >> BLOCK_BITS)
-        return block is not None and block.get(seq) is rec
+        return block is not None and block.get(seq & LOW) is rec
 
     def _step(self) -> None:
         """Move the head past its record."""

@@ -23,7 +23,7 @@ import pytest
 from sqsqueue import Broker, FifoQueue, ManualClock, Queue, SendEntry
 from sqsqueue._fifo import DEDUP_BLOCK
 from sqsqueue._message import R_COUNT, R_SKEY, group_id_of
-from sqsqueue._store import BLOCK, CHUNK
+from sqsqueue._store import BLOCK, CHUNK, KEYS
 
 START = 1_800_000_000
 
@@ -67,6 +67,10 @@ def assert_untracked(q: Queue | FifoQueue) -> None:
     assert q._records.count > 0
     assert not any(map(gc.is_tracked, q._records.values())), "a stored record is tracked"
     assert not any(map(gc.is_tracked, q._records.blocks.values())), "a block is tracked"
+    # A block is keyed by the shared int objects of _store.KEYS: a stored
+    # message brings no int key of its own.
+    assert all(key is KEYS[key] for block in q._records.blocks.values() for key in block)
+    assert list(q._records) == sorted(q._records) and len(list(q._records)) == len(q)
 
 
 Filler = Callable[[Queue | FifoQueue, int, int], None]
