@@ -364,6 +364,26 @@ def marker_digit(account_id: str) -> str:
     return next(d for d in "123456789" if d not in excluded)
 
 
+def markers(marker: str) -> int:
+    """The marker digit at positions 5, 11 and 17 of a 20-digit number."""
+    return int(marker) * (10**14 + 10**8 + 10**2)
+
+
+def sequence_number(seq: int, low: int, markers: int) -> int:
+    """The sequence number of message ``seq`` with ``low`` (10 bits) as its low
+    data bits and ``markers`` (:func:`markers`) for its marker digits: 17
+    data digits, ``1`` then ``seq << 10 | low``, with the marker after every
+    5 of them. The counter (< 2**40) shifted past the low bits stays below
+    10**16, so every number has 20 digits, with its markers in the same
+    places, and the numbers order as their data do. In arithmetic, not text:
+    a FIFO receive derives one a message (``_message``, "the stored record").
+    O(1)."""
+    head, last = divmod(_SEQUENCE_DATA_BASE + ((seq << _RANDOM_BITS) | low), 100)
+    head, third = divmod(head, 100_000)
+    first, second = divmod(head, 100_000)
+    return first * 10**15 + second * 10**9 + third * 1000 + last + markers
+
+
 class FifoOrdering(Ordering):
     """Per-group chains and the group lock (see the module docstring)."""
 
@@ -375,6 +395,8 @@ class FifoOrdering(Ordering):
     def __init__(self, life: Lifecycle) -> None:
         super().__init__(life)
         self._marker = marker_digit(life._account_id)
+        #: The marker digit at positions 5, 11 and 17 of a sequence number.
+        self._markers = markers(self._marker)
         self.reset()
 
     def reset(self) -> None:
@@ -403,14 +425,10 @@ class FifoOrdering(Ordering):
         return last_key(now - self._delay_us())
 
     def sequence_number(self, seq: int) -> int:
-        # 17 data digits: the counter (< 2**40) shifted past the random bits
-        # stays below 10**16. Same length and markers in the same places, so
-        # the numbers order as their data do.
+        # The low bits: of the id mixing (_MIX_SHIFT), a function of ``seq``.
         life = self.life
         low = ((seq * life._id_mult + life._id_offset) >> _MIX_SHIFT) & _RANDOM_MASK
-        data = str(_SEQUENCE_DATA_BASE + ((seq << _RANDOM_BITS) | low))
-        m = self._marker
-        return int(f"{data[:5]}{m}{data[5:10]}{m}{data[10:15]}{m}{data[15:]}")
+        return sequence_number(seq, low, self._markers)
 
     def group_name(self, gid: str) -> str:
         """The string object the stored records of group ``gid`` hold (its

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sqsqueue import FifoQueue, ManualClock, Message
 from sqsqueue._message import SEQ_MASK
+from sqsqueue._ordering import marker_digit, markers, sequence_number
 from sqsqueue.errors import InvalidParameterValue, MissingParameter
 
 START = 1_700_000_000.0
@@ -225,15 +226,21 @@ class TestSequenceNumber:
         )
         numbers = [q.send(f"m{i}", group_id="g").sequence_number for i in range(300)]
         assert all(n is not None and account_id not in n and len(n) == 20 for n in numbers)
+        marks = markers(marker_digit(account_id))
         for seq in [1, 2, 999, 10**6, 10**9 + 7, 2**39, 2**40 - 1]:
             for low in range(0, 1 << 10, 37):
-
-                def fixed(_bits: int, low: int = low) -> int:
-                    return low
-
-                q._rng.getrandbits = fixed  # type: ignore[method-assign]
-                text = str(q._ordering.sequence_number(seq))
+                text = str(sequence_number(seq, low, marks))
                 assert account_id not in text and len(text) == 20
+
+    @given(st.integers(1, 2**40 - 1), st.integers(0, 1023), st.sampled_from("123456789"))
+    def test_a_sequence_number_is_its_data_digits_with_markers(
+        self, seq: int, low: int, marker: str
+    ) -> None:
+        """The arithmetic is the rule written as text: 17 data digits, ``1``
+        then ``seq << 10 | low``, with the marker after every 5 of them."""
+        data = str(10**16 + (seq << 10 | low))
+        text = f"{data[:5]}{marker}{data[5:10]}{marker}{data[10:15]}{marker}{data[15:]}"
+        assert str(sequence_number(seq, low, markers(marker))) == text
 
     @given(st.from_regex(r"[0-9]{12}", fullmatch=True), st.integers(1, 2**40 - 1))
     def test_no_account_id_inside_any_sequence_number(self, account_id: str, seq: int) -> None:
