@@ -102,7 +102,8 @@ def _key_of(atom: str) -> object:
 
 
 #: How many of the newest FIFO records' extra-field tuples (of every FIFO
-#: queue: collections are the process's) are held, from a list that lives
+#: queue: collections are the process's; only a message with attributes or a
+#: trace header has one when sent) are held, from a list that lives
 #: as long as this module (``_HELD_EXTRAS``; between half and all of them,
 #: at most some 250 KB however many queues there are). A young
 #: collection finds such a tuple referenced from outside the young objects,
@@ -114,8 +115,8 @@ def _key_of(atom: str) -> object:
 #: to the oldest generation still tracked, and every block holding one stays
 #: tracked, walked by each full collection, until the next full collection.
 #: An epoch between two young collections is at most some 700 allocations,
-#: and a FIFO send allocates at least three tracked objects (its draft and
-#: its record, and the extra fields), so half of this covers one.
+#: and a FIFO send with extra fields allocates at least three tracked objects
+#: (its draft, its record, and the extra fields), so half of this covers one.
 _HELD = 1024
 _HELD_EXTRAS: list[tuple[Any, ...]] = []
 
