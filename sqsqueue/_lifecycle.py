@@ -101,7 +101,6 @@ _VKEY = itemgetter(R_VKEY)
 _SKEY = itemgetter(R_SKEY)
 _NEVER = 1 << 200  # a vkey later than any (time < 2**63 us, shifted by SEQ_BITS)
 _BUDGET_US = RECEIVE_VISIBILITY_BUDGET * US
-_BLOCK_LOW = BLOCK - 1  # a sequence number's place in its block
 _LAST_IN_CHUNK = CHUNK - 1
 
 
@@ -539,7 +538,7 @@ class Lifecycle:
                 None,
                 None,
             )
-            if block is None or not seq & _BLOCK_LOW:  # a new block begins
+            if block is None or not seq & LOW:  # a new block begins
                 block = blocks.get(seq >> BLOCK_BITS)
                 if block is None:
                     block = blocks[seq >> BLOCK_BITS] = {}
