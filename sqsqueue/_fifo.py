@@ -25,6 +25,7 @@ from sqsqueue._faults import Faults
 from sqsqueue._lifecycle import message_id
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import (
+    NO_EXTRA,
     R_BODY,
     R_COUNT,
     R_DEDUP,
@@ -480,7 +481,7 @@ class FifoQueue(_BaseQueue):
                 system_md5,
                 str(entry[D_SEQUENCE_NUMBER]),
             )
-        if extra is not None:
+        if extra is not NO_EXTRA:
             # Held from a long-lived list until collections have seen it: see _HELD.
             held = _HELD_EXTRAS
             held.append(extra)

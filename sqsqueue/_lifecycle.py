@@ -76,6 +76,7 @@ from sqsqueue._message import (
     R_COUNT,
     R_DEDUP,
     R_EXTRA,
+    R_GROUP,
     R_ID,
     R_RECEIPT,
     R_REHIDES,
@@ -1198,6 +1199,7 @@ def check_indexes(life: Lifecycle) -> None:
             assert type(rec) is tuple and len(rec) == R_DEDUP + 1, "a record is a plain tuple"
             if rec[R_ID] is None:
                 assert fresh and life._ordering.sequence_number(seq) is not None, "id derived"
+            assert rec[R_GROUP] is None or rec[R_EXTRA] is not None, "a group: not plain"
             if fresh:
                 assert rec[R_COUNT] == 0 and rec[R_TOKEN] is None and rec[R_RECEIPT] == 0
                 assert not ready or rec[R_VKEY] >> SEQ_BITS == rec[R_SKEY] >> SEQ_BITS

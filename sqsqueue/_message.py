@@ -259,9 +259,13 @@ RECORD_FIELDS = tuple(name for name, _ in FIELDS if name not in KEY_COLUMNS)
 #   (None before the first receive), first receive time (a dead letter
 #   keeps its source's), the 12-hour visibility cap, visibility changes.
 # * ``R_EXTRA``: None for a plain message (the common case: no attributes,
-#   trace header, stored sequence number or dead-letter past), else a tuple
-#   indexed by ``X_...``: (attributes, attributes_md5, trace_header,
-#   sequence_number, receive_base, dlq_source_arn).
+#   trace header, group, stored sequence number or dead-letter past), else a
+#   tuple indexed by ``X_...``: (attributes, attributes_md5, trace_header,
+#   sequence_number, receive_base, dlq_source_arn). A message whose only
+#   field beyond the plain ones is its group (and a FIFO message's
+#   deduplication id) holds ``NO_EXTRA``, the one shared tuple of defaults:
+#   so "R_EXTRA is None" alone tells the receive views a message is plain,
+#   at no cost a message.
 # * ``R_GROUP``, ``R_DEDUP``: a FIFO message's group id and deduplication id
 #   (None in a standard queue's).
 #
@@ -293,8 +297,8 @@ X_ATTRS, X_ATTRS_MD5, X_TRACE, X_SEQNO, X_BASE, X_DLQ_ARN = range(6)
 #: A stored message (see above): a tuple of atoms and atom tuples.
 _Record = tuple[Any, ...]
 
-#: The extra fields of a message that has none.
-_NO_EXTRA = (None, None, None, None, 0, None)
+#: The extra fields of a message that has none (shared: see R_EXTRA above).
+NO_EXTRA = (None, None, None, None, 0, None)
 
 
 def make_extra(
@@ -314,13 +318,13 @@ def make_extra(
         receive_base,
         dlq_source_arn,
     )
-    return None if extra == _NO_EXTRA else extra
+    return None if extra == NO_EXTRA else extra
 
 
 def extra_of(rec: _Record) -> tuple[Any, ...]:
     """``rec``'s extra fields, the defaults when it has none."""
     extra: tuple[Any, ...] | None = rec[R_EXTRA]
-    return _NO_EXTRA if extra is None else extra
+    return NO_EXTRA if extra is None else extra
 
 
 # Readers for the paths that are not hot (the hot ones index the tuple).
@@ -407,7 +411,7 @@ def seq_of(rec: _Record) -> int:
 def record_fields(rec: _Record) -> tuple[Any, ...]:
     """The fields of :data:`RECORD_FIELDS` of ``rec``, in that order (a test
     holds the two together). O(1)."""
-    x = rec[R_EXTRA] or _NO_EXTRA
+    x = rec[R_EXTRA] or NO_EXTRA
     return (
         rec[R_ID],
         rec[R_BODY],
@@ -496,6 +500,9 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields.get("receive_base", 0),
         fields.get("dlq_source_arn"),
     )
+    group_id = fields.get("group_id")
+    if extra is None and group_id is not None:
+        extra = NO_EXTRA  # see R_EXTRA
     return (
         skey,
         vkey,
@@ -510,7 +517,7 @@ def record_of(skey: int, vkey: int, **fields: Any) -> _Record:
         fields.get("receive_cap", 0),
         fields.get("rehides", 0),
         extra,
-        fields.get("group_id"),
+        group_id,
         fields.get("dedup_id"),
     )
 
@@ -535,11 +542,11 @@ def draft(
     """A validated message ready to send: a record without sequence number, id,
     sender or times yet (``Lifecycle._stamp`` makes the stored record from
     it, under the lock)."""
-    extra = (
-        None
-        if attributes is None and attributes_md5 is None and trace_header is None
-        else (attributes, attributes_md5, trace_header, None, 0, None)
-    )
+    extra: tuple[Any, ...] | None
+    if attributes is None and attributes_md5 is None and trace_header is None:
+        extra = None if group_id is None else NO_EXTRA
+    else:
+        extra = (attributes, attributes_md5, trace_header, None, 0, None)
     return (0, 0, "", body, size, "", 0, 0, None, 0, 0, 0, extra, group_id, dedup_id)
 
 

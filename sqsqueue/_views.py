@@ -14,7 +14,6 @@ from sqsqueue._message import (
     R_COUNT,
     R_EXTRA,
     R_FIRST,
-    R_GROUP,
     R_ID,
     R_SENDER,
     R_SKEY,
@@ -98,7 +97,7 @@ def message_views(
     sent_ms = first_ms = -1
     sent_text = first_text = ""
     for rec, handle in zip(recs, handles, strict=True):
-        if rec[R_EXTRA] is not None or rec[R_GROUP] is not None:
+        if rec[R_EXTRA] is not None:
             out.append(message_view(rec, handle, attribute_names, message_attribute_names))
             continue
         # Written again in aws/_wire.received_views, as JSON: two hot paths held

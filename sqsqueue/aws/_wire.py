@@ -41,7 +41,6 @@ from sqsqueue._message import (
     R_COUNT,
     R_EXTRA,
     R_FIRST,
-    R_GROUP,
     R_ID,
     R_SENDER,
     R_SKEY,
@@ -511,9 +510,7 @@ def received_views(
     system = sent_text = first_text = ""
     for rec, handle in zip(recs, handles, strict=True):
         extra = rec[R_EXTRA]
-        if (extra is not None and (every or (extra[X_ATTRS] and message_attribute_names))) or (
-            every and rec[R_GROUP] is not None
-        ):
+        if extra is not None and (every or (extra[X_ATTRS] and message_attribute_names)):
             parts.append(
                 _message_json(message_view(rec, handle, attribute_names, message_attribute_names))
             )
