@@ -22,7 +22,6 @@ from typing import Any, Final, Unpack
 from sqsqueue import _validate
 from sqsqueue._batches import FailsWholeBatch
 from sqsqueue._faults import Faults
-from sqsqueue._lifecycle import message_id
 from sqsqueue._limits import DEDUP_WINDOW, US
 from sqsqueue._message import (
     NO_EXTRA,
@@ -508,7 +507,7 @@ class FifoQueue(_BaseQueue):
         # The record's send key stands for the entry (_DedupWindow): its id
         # and number are those of its sequence number, its expiry 5 minutes on.
         self._dedup.add(key, skey)
-        message_id, number = self._resolve_dedup(skey)[1:]
+        message_id, number = self._ids_of(seq)
         return SendResult(message_id, body, attributes_md5, system_md5, str(number))
 
     def _check(self) -> None:
@@ -531,11 +530,9 @@ class FifoQueue(_BaseQueue):
     def _resolve_dedup(self, skey: int) -> DedupEntry:
         """The deduplication entry of the message sent here under send key
         ``skey`` (what _commit gave the window). O(1)."""
-        seq = skey & SEQ_MASK  # key_seq, inlined
-        number = self._ordering.sequence_number(seq)
+        message_id, number = self._ids_of(skey & SEQ_MASK)  # key_seq, inlined
         assert number is not None
-        source = (self._id_prefix, self._id_mult, self._id_offset)
-        return (key_time(skey) + _WINDOW_US, message_id(source, seq), number)
+        return (key_time(skey) + _WINDOW_US, message_id, number)
 
     def _dedup_entry(self, key: object) -> DedupEntry | None:
         """The window's entry for a deduplication key (``_dedup_key``), if any."""

@@ -310,13 +310,18 @@ class Lifecycle:
         for observer in self._observers:
             observer.report(event, rec, at, detail)
 
+    def _ids_of(self, seq: int) -> tuple[str, int | None]:
+        """The message id and the sequence number (None on a standard queue)
+        of message ``seq`` sent here: functions of ``seq``. O(1)."""
+        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
+        message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()  # inlined
+        return message_id, self._ordering.sequence_number(seq)
+
     def _derived(self, seq: int, extra: tuple[Any, ...] | None) -> tuple[str, tuple[Any, ...]]:
         """The message id of message ``seq`` and its extra fields with its
         sequence number (both functions of ``seq``): what a record without an
         id stands for. O(1)."""
-        number = self._ordering.sequence_number(seq)
-        prefix, mult, offset = self._id_prefix, self._id_mult, self._id_offset
-        message_id = prefix + ((seq * mult + offset) & _ID_MASK).to_bytes(6).hex()  # inlined
+        message_id, number = self._ids_of(seq)
         if extra is None:
             return message_id, (None, None, None, number, 0, None)
         return message_id, (*extra[:X_SEQNO], number, *extra[X_SEQNO + 1 :])

@@ -406,7 +406,6 @@ class FifoOrdering(Ordering):
         #: Per part: group id -> the last sequence number of its chain.
         self._tails: list[dict[str, int]] = [{} for _ in range(_PARTS)]
         #: The chains' links (:class:`Links`): seq -> the next seq of its group.
-        #: seq of its group (``seq >> BLOCK_BITS`` -> {seq: next}).
         self._links = Links()
         #: Never-received records per block of sequence numbers (``delayed``).
         self._fresh_counts: dict[int, int] = {}
