@@ -208,10 +208,15 @@ def endpoint(tree: Path | None, port: int, seconds: int, connections: int) -> di
     wrk = shutil.which("wrk")
     if wrk is None:
         raise RuntimeError("wrk is not installed (apt-get install -y wrk)")
-    env = {**os.environ, "PYTHONPATH": str(tree or HERE.parent)}
+    root = str(tree or HERE.parent)
+    env = {**os.environ, "PYTHONPATH": root}
     server = subprocess.Popen(
         [sys.executable, "-m", "sqsqueue", "serve", "--port", str(port), "--log-level", "ERROR"],
         env=env,
+        # ``-m`` puts the working directory first on sys.path, before
+        # PYTHONPATH: run from the tree's root, or a checkout's own sqsqueue
+        # would be served whatever ``tree`` says.
+        cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
