@@ -277,6 +277,12 @@ class Lifecycle:
         # (standard DLQs) are "out of order" and go to a sorted index instead.
         self._oldest_seq = self._seq + 1
         self._last_skey = 0
+        #: No stored in-order record expires before this time (microseconds):
+        #: each one's enqueue time plus the retention period is at least this
+        #: (out-of-order ones have their own index). Operations compare ``now``
+        #: with it instead of looking up the oldest record; 0 (unknown) makes
+        #: the next one run ``_advance``, which sets it again.
+        self._expiry_floor = 0
         self._out_of_order: SortedList = SortedList()  # their enqueue keys
         # Fresh records: the ready lane (in key order, all receivable) and the
         # sorted index of the others (delayed ones, dead letters, FIFO's).
@@ -395,6 +401,7 @@ class Lifecycle:
         self._seq = seq
         first = self._records.first()
         self._oldest_seq = seq + 1 if first is None else first
+        self._expiry_floor = 0  # older records than any before: _advance sets it
 
     # -- the transitions ------------------------------------------------------------
     #
@@ -1010,6 +1017,13 @@ class Lifecycle:
                 # Stamp the moment retention ran out, not when it was noticed.
                 expired_at = min(now, key_time(rec[R_SKEY]) + self._retention_us)
                 self._drop(rec, "expired", expired_at)
+            head = rec
+        # The oldest record's expiry: the records after it were enqueued no
+        # earlier (those that were go out of order, apart). With none stored,
+        # the last enqueue key's: a record enqueued in order is no older.
+        # (``head`` may be an out-of-order one, older: a lower floor, still true.)
+        oldest_key = head[R_SKEY] if head is not None and records.count else self._last_skey
+        self._expiry_floor = (oldest_key >> SEQ_BITS) + self._retention_us  # key_time, inlined
         for window in self._windows:
             window.expire(now)
         if self._lane_min <= ((now << SEQ_BITS) | SEQ_MASK):  # last_key, inlined
@@ -1184,6 +1198,7 @@ def check_indexes(life: Lifecycle) -> None:
     # ready lane's are receivable since their enqueue time. Each record is
     # read in one pass (a pass per check missed the cache once more each).
     oldest_seq, last_seq = life._oldest_seq, life._seq
+    retention, floor = life._retention_us, life._expiry_floor
     seen: set[int] = set()
     add = seen.add
     total = 0
@@ -1201,6 +1216,8 @@ def check_indexes(life: Lifecycle) -> None:
             seq = rec[R_SKEY] & mask
             assert records.get(seq) is rec and rec[R_VKEY] & mask == seq and seq <= last_seq
             assert seq >= oldest_seq or seq in odd
+            if seq not in odd:
+                assert (rec[R_SKEY] >> SEQ_BITS) + retention >= floor, "the expiry floor holds"
             assert type(rec) is tuple and len(rec) == R_DEDUP + 1, "a record is a plain tuple"
             if rec[R_ID] is None:
                 assert fresh and life._ordering.sequence_number(seq) is not None, "id derived"

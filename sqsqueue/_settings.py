@@ -15,7 +15,7 @@ CloudWatch metrics (``_metrics.py``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from sqsqueue import _attributes, _deadletter, _policy
@@ -50,7 +50,6 @@ from sqsqueue._message import (
     to_value,
 )
 from sqsqueue._metrics import QueueMetrics
-from sqsqueue._store import BLOCK_BITS, LOW
 from sqsqueue._validate import show
 from sqsqueue._views import system_attributes
 from sqsqueue.errors import (
@@ -100,6 +99,7 @@ class QueueSettings(Lifecycle):
     _name: str
     _region: str
     _clock: Clock
+    _clock_now: Callable[[], float]
     _lock: threading.RLock
     _values: dict[str, object]
     _tags: dict[str, str]
@@ -161,29 +161,23 @@ class QueueSettings(Lifecycle):
         # _now_us, inlined: every operation runs it. ``round(t)`` is
         # ``t.__round__()``: called directly, without the builtin's lookup of
         # it (a third of the reading's cost).
-        now = (self._clock.now() * US).__round__()
+        now = (self._clock_now() * US).__round__()
         if now < self._last_now:
             now = self._last_now
         else:
             self._last_now = now
-        # _advance's fast-path test, inlined (on times: key_time): it acts only
-        # for a move task, a time window, a lane deadline that passed, or a
-        # retention pointer that is not on a live, in-order, unexpired record.
-        if self._tick is None and not self._windows and self._lane_min >> SEQ_BITS > now:
-            records = self._records
-            if not records.count:
-                return now
-            oldest = self._oldest_seq
-            try:  # records.get, inlined: subscripts cost less than get() calls
-                head = records.blocks[oldest >> BLOCK_BITS][oldest & LOW]
-            except KeyError:
-                head = None
-            if (
-                head is not None
-                and (head[R_SKEY] >> SEQ_BITS) + self._retention_us > now
-                and not self._out_of_order._len  # SortedList's length, without a call
-            ):
-                return now
+        # _advance acts only for a retention period that may have ended (the
+        # expiry floor, or a record out of order), a lane deadline that
+        # passed, a move task or a time window: tested on times (key_time),
+        # no record looked up.
+        if (
+            self._expiry_floor > now
+            and self._lane_min >> SEQ_BITS > now
+            and self._tick is None
+            and not self._windows
+            and not self._out_of_order._len  # SortedList's length, without a call
+        ):
+            return now
         self._advance(now)
         return now
 
@@ -212,6 +206,7 @@ class QueueSettings(Lifecycle):
         self._visibility_us = _int(v["VisibilityTimeout"]) * US
         self._delay_s = _int(v["DelaySeconds"])
         self._retention_us = _int(v["MessageRetentionPeriod"]) * US
+        self._expiry_floor = 0  # from the new period: _advance sets it
         self._max_size = _int(v["MaximumMessageSize"])
         self._wait_s = _int(v["ReceiveMessageWaitTimeSeconds"])
 
