@@ -218,6 +218,31 @@ class TestRetention:
         assert len(dlq) == 1
         clock.advance(0.001)
         assert len(dlq) == 0
+
+    @pytest.mark.parametrize("purged", [False, True])
+    def test_dead_letter_older_than_the_dead_letter_queues_last_look(self, purged: bool) -> None:
+        """Section 11: a dead letter keeps its first enqueue time, so it can be older
+        than the moment its DLQ last applied retention, even into an empty DLQ
+        (purged or never used). It still expires by its own time: operations skip
+        the retention check only while no stored record can have expired."""
+        clock = ManualClock(start=START)
+        dlq = Queue("dlq", clock=clock, message_retention_period=300)
+        src = Queue("src", clock=clock, dead_letter_queue=dlq, max_receive_count=1)
+        src.send("a")  # enqueued at START
+        if purged:
+            dlq.send("b")
+            dlq.purge()
+        clock.advance(200)
+        assert dlq.receive() == []  # the DLQ looks, empty, at START + 200
+        src.receive(visibility_timeout=0)
+        assert src.receive() == []  # "a" moves to the DLQ, still enqueued at START
+        dlq._check()
+        clock.advance_to(START + 300 - 0.001)
+        assert [m.body for m in dlq.receive(visibility_timeout=0)] == ["a"]
+        clock.advance(0.001)
+        assert dlq.receive() == []  # expired: the receive's own start applied retention
+        assert len(dlq) == 0
+        dlq._check()
         dlq._check()
 
 
