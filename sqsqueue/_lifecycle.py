@@ -666,8 +666,9 @@ class Lifecycle:
             shift = t - key_time(self._ordering.fresh_bound(t))
             self._report(event, rec, t, visible_at=(key_time(rec[R_VKEY]) + shift) / US)
 
-    def _deliver(self, rec: _Record, now: int, visibility_us: int) -> str:
-        """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt handle."""
+    def _deliver(self, rec: _Record, now: int, visibility_us: int) -> tuple[str, _Record]:
+        """VISIBLE -> IN FLIGHT, issuing a new receipt. Returns the receipt
+        handle and the record as it is now."""
         # Runs once per message received, so locals stand in for repeated
         # attribute reads, and the key arithmetic is inlined (key_at).
         seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
@@ -733,7 +734,7 @@ class Lifecycle:
         if self._observers:
             visible_at = key_time(vkey) / US
             self._report("received", rec, now, receipt=receipt_no, visible_at=visible_at)
-        return handle
+        return handle, rec
 
     def _deliver_all(self, recs: list[_Record], now: int, visibility_us: int) -> list[str]:
         """:meth:`_deliver` for each of ``recs`` in order, in one pass: a
@@ -745,11 +746,9 @@ class Lifecycle:
             # does a receive of one message, which the pass below costs more
             # to set up than to run.
             handles = []
-            blocks = self._records.blocks
             for i, rec in enumerate(recs):
-                handles.append(self._deliver(rec, now, visibility_us))
-                seq = rec[R_SKEY] & SEQ_MASK  # key_seq, inlined
-                recs[i] = blocks[seq >> BLOCK_BITS][seq & LOW]  # records[seq], inlined
+                handle, recs[i] = self._deliver(rec, now, visibility_us)
+                handles.append(handle)
             return handles
         # The tokens and handles first, from the records as they are (each
         # receipt number one up): then one pass takes each record out of its
@@ -768,6 +767,21 @@ class Lifecycle:
         part = chunks[0] if chunks else ready.tail
         end = len(part)
         taken = 0
+        # The commonest receive takes the lane's first records: its first at
+        # the head and its last len(recs) - 1 further on, in one part. Then
+        # they are all the lane's (select takes lane records as a run from
+        # the head: the lane without holes skips none, and without faults
+        # nothing reorders them), and they leave the lane at once.
+        last = at + len(recs) - 1
+        run = (
+            at <= last < end
+            and part[at] is recs[0]
+            and part[last] is recs[-1]
+            and not ready.holes
+            and self._faults is None
+        )
+        if run:
+            ready.skip(len(recs))
         i = 0
         for old, token in zip(recs, tokens):  # noqa: B905 (equal lengths: issue_all's)
             # The record's fields, unpacked at once (R_SKEY .. R_EXTRA, in order).
@@ -789,7 +803,9 @@ class Lifecycle:
                 dedup,
             ) = old
             seq = skey & SEQ_MASK  # key_seq, inlined
-            if not count:
+            if count:
+                self._unindex_received(old)
+            elif not run:
                 if at < end and part[at] is old:
                     # _remove_fresh's common case, the lane's head (ReadyLane.discard),
                     # inlined: the head moves on in locals, written back below.
@@ -812,8 +828,6 @@ class Lifecycle:
                     at = ready.head_at
                     part = chunks[0] if chunks else ready.tail
                     end = len(part)
-            else:
-                self._unindex_received(old)
             vkey = vat | seq  # key_at, inlined
             rec = blocks[seq >> BLOCK_BITS][seq & LOW] = (
                 skey,
@@ -841,8 +855,9 @@ class Lifecycle:
                 tail = vkey
             else:
                 self._received.add(rec)
-        ready.head_at = at
-        ready.size -= taken
+        if not run:
+            ready.head_at = at
+            ready.size -= taken
         if self._tally is not None:
             self._tally.received += len(recs)
         return handles

@@ -302,6 +302,20 @@ class ReadyLane:
         else:
             self.holes += 1
 
+    def skip(self, n: int) -> None:
+        """The lane's first ``n`` records leave it, all of them in the head's
+        part (a chunk or the tail), none a hole: ``n`` :meth:`discard` calls
+        at the head in one. O(1)."""
+        self.size -= n
+        self.head_at += n
+        if self.chunks:
+            if self.head_at == CHUNK:
+                self.chunks.popleft()
+                self.head_at = 0
+        elif self.head_at == len(self.tail):
+            self.tail.clear()
+            self.head_at = 0
+
     def take(self, limit: int) -> list[_Record]:
         """The lane's first ``limit`` records, in order. O(limit) in slices
         without holes, O(limit + holes passed) with."""
