@@ -58,6 +58,8 @@ __all__ = ["Broker", "ListQueuesResult", "MoveTask"]
 #: The type of a broker's clock, so ``broker.clock.advance(5)`` type-checks
 #: for a ``Broker(clock=ManualClock())``.
 C = TypeVar("C", bound=Clock)
+#: How many queue references a broker keeps parsed (``Broker._names``).
+_NAMES_KEPT = 1024
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:sqs:([a-z0-9-]+):([0-9]{12}):(.+)")
 #: The host of an AWS queue URL and the region it names: sqs.<region>.amazonaws.com
 #: (also sqs-fips., .amazonaws.com.cn), the legacy <region>.queue.amazonaws.com,
@@ -184,6 +186,11 @@ class Broker(Generic[C]):
         self._random = random
         self._rng = random if random is not None else _random.Random()
         self._queues: SortedDict = SortedDict()  # name -> queue
+        #: Queue names of the URLs and ARNs get_queue was given (a client
+        #: names its queue by the same URL in every request): each is parsed
+        #: once. A name depends only on the reference, the region and the
+        #: account, which are fixed. At most _NAMES_KEPT, then emptied.
+        self._names: dict[str, str] = {}
         self._deleted_at: dict[str, int] = {}
         self._closed = False
         #: Brokers that close when this one does (mock_sqs's brokers of other regions).
@@ -429,12 +436,18 @@ class Broker(Generic[C]):
     def get_queue(self, ref: str) -> Queue | FifoQueue:
         """The queue named by a URL, an ARN or a name. O(log q)."""
         self._check_open()
-        name = self._name_from(ref)
+        name = self._names.get(ref) if type(ref) is str else None
+        if name is None:
+            name = self._name_from(ref)
+            if len(self._names) >= _NAMES_KEPT:
+                self._names.clear()
+            self._names[ref] = name  # a str: _name_from refuses anything else
         with self._lock:
             queue = self._queues.get(name)
             if queue is None:
                 raise QueueDoesNotExist()
-            self._drive(self._now_us())
+            if self._moves._running:  # drive()'s own first test: no clock read for none
+                self._drive(self._now_us())
             assert isinstance(queue, Queue | FifoQueue)
             return queue
 

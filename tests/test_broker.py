@@ -363,6 +363,31 @@ class TestLookup:
         assert info.value.query_code == "AWS.SimpleQueueService.NonExistentQueue"
         assert ref not in broker
 
+    def test_lookups_twice_and_after_delete(self, broker: Broker) -> None:
+        """A reference parsed once answers the same the second time: the queue
+        while it exists, QueueDoesNotExist once deleted, the new queue once the
+        name is made again; unhashable references are refused, not crashed on;
+        and the parsed references a broker keeps stay bounded."""
+        from sqsqueue._broker import _NAMES_KEPT
+
+        q = broker.create_queue("jobs")
+        for _ in range(2):
+            assert broker.get_queue(q.url) is q and broker.get_queue(q.arn) is q
+        broker.delete_queue(q.url)
+        for ref in (q.url, q.arn, q.url):
+            with pytest.raises(errors.QueueDoesNotExist):
+                broker.get_queue(ref)
+        broker.clock.advance(61)  # QueueDeletedRecently: 60 s
+        again = broker.create_queue("jobs")
+        assert broker.get_queue(q.url) is again
+        with pytest.raises(errors.QueueDoesNotExist):
+            broker.get_queue(["jobs"])  # type: ignore[arg-type]
+        for i in range(_NAMES_KEPT + 10):
+            with pytest.raises(errors.QueueDoesNotExist):
+                broker.get_queue(f"http://127.0.0.1:9324/{ACCOUNT}/q{i}")
+        assert len(broker._names) <= _NAMES_KEPT
+        assert broker.get_queue(q.url) is again
+
     def test_get_queue_url(self, broker: Broker) -> None:
         """Section 2.1: GetQueueUrl returns the URL; the owner account id is
         accepted."""
