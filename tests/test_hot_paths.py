@@ -93,6 +93,39 @@ def test_batch_ids_checked_at_once_agree_with_each_id(values: list[object]) -> N
     assert batch_entry_ids(values) == each
 
 
+class TestReadyLaneRuns:
+    """A receive of the ready lane's first records takes them off it at once
+    (``ReadyLane.skip``); any other receive goes record by record. Receives of
+    every size over a lane of several chunks and a tail, with holes made by
+    deleting never-received messages from further in, deliver each message once,
+    in send order, with the indexes whole after each step."""
+
+    @given(
+        sizes=st.lists(st.integers(1, 10), min_size=1, max_size=40),
+        holes=st.sets(st.integers(0, 199), max_size=12),
+    )
+    def test_receives_over_chunks_and_holes(self, sizes: list[int], holes: set[int]) -> None:
+        from sqsqueue._store import CHUNK
+
+        q = Queue("runs", clock=ManualClock(start=START), random=random.Random(1))
+        for k in range(0, 200, 10):
+            q.send_batch([SendEntry(str(i), f"m{k + i}") for i in range(10)])
+        assert len(q._ready.chunks) == 200 // CHUNK
+        # Deleted before any receive, from where they are: holes in the lane.
+        page = q.browse(limit=200)
+        for info in page.messages:
+            if int(info.body[1:]) in holes:
+                assert q.remove(info.position, info.message_id)
+        q._check()
+        got: list[str] = []
+        for size in sizes:
+            got += [m.body for m in q.receive(max_messages=size, visibility_timeout=600)]
+            q._check()
+        expected = [f"m{n}" for n in range(200) if n not in holes]
+        assert got == expected[: len(got)]
+        assert len(got) == min(sum(sizes), len(expected))
+
+
 class TestInFlightLane:
     """Received messages whose deadlines arrive in order skip the sorted index
     (the in-flight lane); out-of-order deadlines use it. Counts, redelivery
