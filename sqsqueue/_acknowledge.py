@@ -35,6 +35,7 @@ from sqsqueue._message import (
     DeleteEntry,
     SendResult,
     _Record,
+    batch_result,
     key_time,
     receipt_no_of,
     receive_cap_of,
@@ -198,7 +199,7 @@ def _delete_all(
         if tally is not None:
             tally.deleted += len(found)
         queue._drop_all(found, "deleted", now)  # type: ignore[arg-type]
-        return BatchResult(dict.fromkeys(entry_ids))
+        return batch_result(_batches.none_for_each(entry_ids))
     drop = queue._drop
     successful: dict[str, SendResult | None] = {}
     failed: list[BatchFailure] = []

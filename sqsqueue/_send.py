@@ -34,6 +34,7 @@ from sqsqueue._message import (
     SendEntry,
     SendResult,
     _Record,
+    batch_result,
     draft,
     md5_of_attributes,
 )
@@ -223,7 +224,7 @@ def send_batch(
                 queue._notify(len(message_ids))
         # SendResult(message_id, body), built in C (the Nones are endless).
         fields = zip(message_ids, bodies, _NONES, _NONES, _NONES, strict=False)
-        return BatchResult(dict(zip(entry_ids, map(new_send_result, fields), strict=True)))
+        return batch_result(dict(zip(entry_ids, map(new_send_result, fields), strict=True)))
     prepared: dict[str, Prepared] = {}
     failed: list[BatchFailure] = []
     total = 0

@@ -837,3 +837,24 @@ def test_delete_latest_finds_what_receipts_latest_finds(data: st.DataObject) -> 
         slow._tally.deleted += 1
     assert state(fast) == state(slow)
     fast._check()
+
+
+def test_batch_results_built_fast_equal_the_classes() -> None:
+    """``batch_result`` is ``BatchResult(...)`` without attrs' ``__init__``: an
+    equal, frozen, hashable-as-before object; ``none_for_each`` is
+    ``dict.fromkeys``, a new dict each time even for the same Ids."""
+    from sqsqueue._batches import none_for_each
+    from sqsqueue._message import BatchFailure, BatchResult, batch_result
+
+    failure = (BatchFailure("b", "InvalidParameterValue", "no"),)
+    for args in (({"a": None},), ({"a": None}, failure), ({}, ())):
+        fast, slow = batch_result(*args), BatchResult(*args)
+        assert fast == slow and repr(fast) == repr(slow) and fast.ok is slow.ok
+    with pytest.raises(AttributeError):
+        batch_result({}).failed = ()  # type: ignore[misc]
+    ids = ["0", "1", "2"]
+    first = none_for_each(ids)
+    first["x"] = None
+    second = none_for_each(["0", "1", "2"])
+    assert second == dict.fromkeys(ids) and second is not first
+    assert list(none_for_each(["2", "1"])) == ["2", "1"]
