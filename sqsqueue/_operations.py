@@ -195,8 +195,6 @@ class _BaseQueue(QueueSettings, abc.ABC):
         if clock is None and isinstance(dead_letter_queue, _BaseQueue):
             clock = dead_letter_queue._clock  # a source runs on its DLQ's clock
         self._clock: Clock = clock if clock is not None else SystemClock()
-        # Its reading, bound once: every operation calls it (_begin).
-        self._clock_now = self._clock.now
         # The ARN and URL are built from these: the Broker's rules (_broker.py).
         _validate.region(region)
         if account_id is None:  # MOTO_ACCOUNT_ID, else moto's 123456789012

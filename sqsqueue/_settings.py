@@ -15,7 +15,7 @@ CloudWatch metrics (``_metrics.py``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from sqsqueue import _attributes, _deadletter, _policy
@@ -99,7 +99,6 @@ class QueueSettings(Lifecycle):
     _name: str
     _region: str
     _clock: Clock
-    _clock_now: Callable[[], float]
     _lock: threading.RLock
     _values: dict[str, object]
     _tags: dict[str, str]
@@ -161,7 +160,7 @@ class QueueSettings(Lifecycle):
         # _now_us, inlined: every operation runs it. ``round(t)`` is
         # ``t.__round__()``: called directly, without the builtin's lookup of
         # it (a third of the reading's cost).
-        now = (self._clock_now() * US).__round__()
+        now = (self._clock.now() * US).__round__()
         if now < self._last_now:
             now = self._last_now
         else:

@@ -843,9 +843,13 @@ def test_batch_results_built_fast_equal_the_classes() -> None:
     """``batch_result`` is ``BatchResult(...)`` without attrs' ``__init__``: an
     equal, frozen, hashable-as-before object; ``none_for_each`` is
     ``dict.fromkeys``, a new dict each time even for the same Ids."""
+    import attrs
+
     from sqsqueue._batches import none_for_each
     from sqsqueue._message import BatchFailure, BatchResult, batch_result
 
+    # batch_result skips attrs' __init__: it must have nothing to run.
+    assert all(f.validator is None and f.converter is None for f in attrs.fields(BatchResult))
     failure = (BatchFailure("b", "InvalidParameterValue", "no"),)
     for args in (({"a": None},), ({"a": None}, failure), ({}, ())):
         fast, slow = batch_result(*args), BatchResult(*args)
