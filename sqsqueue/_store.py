@@ -264,9 +264,9 @@ class ReadyLane:
         block = self.records.blocks.get(seq >> BLOCK_BITS)
         return block is not None and block.get(seq & LOW) is rec
 
-    def _step(self) -> None:
-        """Move the head past its record."""
-        self.head_at += 1
+    def _step(self, n: int = 1) -> None:
+        """Move the head past its record (past ``n``, all in its part)."""
+        self.head_at += n
         chunks = self.chunks
         if chunks:
             if self.head_at == CHUNK:
@@ -307,14 +307,7 @@ class ReadyLane:
         part (a chunk or the tail), none a hole: ``n`` :meth:`discard` calls
         at the head in one. O(1)."""
         self.size -= n
-        self.head_at += n
-        if self.chunks:
-            if self.head_at == CHUNK:
-                self.chunks.popleft()
-                self.head_at = 0
-        elif self.head_at == len(self.tail):
-            self.tail.clear()
-            self.head_at = 0
+        self._step(n)
 
     def take(self, limit: int) -> list[_Record]:
         """The lane's first ``limit`` records, in order. O(limit) in slices
